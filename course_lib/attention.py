@@ -1,0 +1,142 @@
+"""Scaled dot-product attention and multi-head attention (paper §3.2).
+
+Shapes: B batch, H heads, T_q query length, T_k key/value length, D d_model,
+Dk = D // H (the paper's d_k = d_v).
+
+Masks: boolean, ``True`` = may attend, broadcastable to ``(B, H, T_q, T_k)``
+(see :mod:`course_lib.masks`). A query row that may attend to nothing gets all-zero
+weights and a zero output, never NaN.
+"""
+
+import math
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from . import _validate
+
+
+def scaled_dot_product_attention(q, k, v, mask=None, *, dropout_p: float = 0.0):
+    """softmax(Q Kᵀ / sqrt(d_k)) V, paper Eq. 1, written out so every step is visible.
+
+    Args:
+        q: ``(..., T_q, Dk)`` queries; any leading batch/head dimensions.
+        k: ``(..., T_k, Dk)`` keys.
+        v: ``(..., T_k, Dv)`` values.
+        mask: optional boolean mask, ``True`` = may attend, broadcastable to ``(..., T_q, T_k)``.
+        dropout_p: dropout on the weights before they mix the values (training only).
+
+    Returns:
+        ``(output, weights)``: output ``(..., T_q, Dv)``; weights ``(..., T_q, T_k)``, each row
+        summing to 1 (or all zeros for a row with nothing to attend to), before dropout.
+    """
+    for name, x in (("q", q), ("k", k), ("v", v)):
+        _validate.tensor(name, x, floating=True)
+        if x.dim() < 2:
+            raise ValueError(f"{name} must be at least 2-D (..., T, d); got shape {tuple(x.shape)}")
+    if k.shape[-1] != q.shape[-1]:
+        raise ValueError(
+            f"k must have the same last dimension (d_k) as q; got q {tuple(q.shape)}, k {tuple(k.shape)}"
+        )
+    if v.shape[-2] != k.shape[-2]:
+        raise ValueError(
+            f"v must have as many positions as k (T_k); got k {tuple(k.shape)}, v {tuple(v.shape)}"
+        )
+    try:
+        lead = torch.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2])
+    except RuntimeError:
+        raise ValueError(
+            "q, k and v must have broadcastable leading (batch, head) dimensions; "
+            f"got {tuple(q.shape)}, {tuple(k.shape)}, {tuple(v.shape)}"
+        ) from None
+    _validate.mask("mask", mask, (*lead, q.shape[-2], k.shape[-2]), "(..., T_q, T_k)")
+    _validate.probability("dropout_p", dropout_p)
+
+    scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])  # (..., T_q, T_k)
+    if mask is None:
+        weights = scores.softmax(dim=-1)
+    else:
+        # A row with no allowed key would be all -inf, and softmax would turn it into NaN.
+        # Let such rows see everything, then zero them: zeros out, no NaN in either pass.
+        has_key = mask.any(dim=-1, keepdim=True)
+        scores = scores.masked_fill(~(mask | ~has_key), float("-inf"))
+        weights = scores.softmax(dim=-1) * has_key
+    mixing = F.dropout(weights, dropout_p) if dropout_p > 0 else weights
+    return mixing @ v, weights  # (..., T_q, Dv), (..., T_q, T_k)
+
+
+class MultiHeadAttention(nn.Module):
+    """Multi-head attention, paper §3.2.2: Concat(head_1..head_H) W^O.
+
+    One ``d_model x d_model`` projection each for Q, K and V is split into ``n_heads``
+    heads of width ``d_k = d_model / n_heads``, which is the same as H separate
+    ``d_model x d_k`` projections.
+
+    Args:
+        d_model: model width D.
+        n_heads: number of heads H; must divide ``d_model``.
+        dropout: dropout on the attention weights (as ``nn.MultiheadAttention``).
+        bias: whether the four projections have biases.
+
+    Shape:
+        query ``(B, T_q, D)``, key and value ``(B, T_k, D)``, mask broadcastable to
+        ``(B, H, T_q, T_k)`` (``True`` = may attend) -> output ``(B, T_q, D)``; with
+        ``need_weights=True`` also the per-head weights ``(B, H, T_q, T_k)``.
+    """
+
+    def __init__(self, d_model: int, n_heads: int, dropout: float = 0.0, bias: bool = True):
+        super().__init__()
+        _validate.positive_int("d_model", d_model)
+        _validate.positive_int("n_heads", n_heads)
+        _validate.divisible(d_model, n_heads)
+        _validate.probability("dropout", dropout)
+        self.d_model, self.n_heads, self.d_k = d_model, n_heads, d_model // n_heads
+        self.dropout = dropout
+        self.w_q = nn.Linear(d_model, d_model, bias=bias)
+        self.w_k = nn.Linear(d_model, d_model, bias=bias)
+        self.w_v = nn.Linear(d_model, d_model, bias=bias)
+        self.w_o = nn.Linear(d_model, d_model, bias=bias)
+        for linear in (self.w_q, self.w_k, self.w_v, self.w_o):
+            nn.init.xavier_uniform_(linear.weight)
+            if bias:
+                nn.init.zeros_(linear.bias)
+
+    def forward(self, query, key, value, mask=None, need_weights: bool = False):
+        self._check(query, key, value, mask)
+        B, T_q, D = query.shape
+        q = self._split(self.w_q(query))  # (B, T_q, D) -> (B, H, T_q, Dk)
+        k = self._split(self.w_k(key))  # (B, T_k, D) -> (B, H, T_k, Dk)
+        v = self._split(self.w_v(value))  # (B, T_k, D) -> (B, H, T_k, Dk)
+        p = self.dropout if self.training else 0.0
+        if need_weights:
+            heads, weights = scaled_dot_product_attention(q, k, v, mask, dropout_p=p)
+        else:  # the fused kernel; same maths, same mask polarity, zeros for empty rows
+            heads = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=p)
+        concat = heads.transpose(1, 2).reshape(B, T_q, D)  # (B, H, T_q, Dk) -> (B, T_q, D)
+        output = self.w_o(concat)
+        return (output, weights) if need_weights else output
+
+    def _split(self, x):
+        B, T, _ = x.shape
+        return x.view(B, T, self.n_heads, self.d_k).transpose(1, 2)
+
+    def _check(self, query, key, value, mask):
+        for name, x in (("query", query), ("key", key), ("value", value)):
+            _validate.tensor(name, x, ndim=3, floating=True)
+            _validate.last_dim(name, x, self.d_model, "d_model")
+        if key.shape[:2] != value.shape[:2]:
+            raise ValueError(
+                "key and value must have the same (B, T_k); "
+                f"got key {tuple(key.shape)}, value {tuple(value.shape)}"
+            )
+        if query.shape[0] != key.shape[0]:
+            raise ValueError(
+                f"query and key must have the same batch size B; "
+                f"got query {tuple(query.shape)}, key {tuple(key.shape)}"
+            )
+        B, T_q, T_k = query.shape[0], query.shape[1], key.shape[1]
+        _validate.mask("mask", mask, (B, self.n_heads, T_q, T_k))
+
+    def extra_repr(self) -> str:
+        return f"d_model={self.d_model}, n_heads={self.n_heads}, d_k={self.d_k}, dropout={self.dropout}"

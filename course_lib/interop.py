@@ -1,0 +1,82 @@
+"""Copy the weights of PyTorch's ``nn.Transformer`` into this course's model.
+
+With the same weights and dropout off, the two stacks compute the same function, which
+is how the tests use PyTorch as the referee.
+"""
+
+import torch
+from torch import nn
+
+
+def _copy_attention(ours, theirs: nn.MultiheadAttention) -> None:
+    # PyTorch stacks W_q, W_k, W_v into one (3D, D) in_proj_weight.
+    for linear, w, b in zip(
+        (ours.w_q, ours.w_k, ours.w_v),
+        theirs.in_proj_weight.chunk(3),
+        theirs.in_proj_bias.chunk(3),
+        strict=True,
+    ):
+        linear.weight.copy_(w)
+        linear.bias.copy_(b)
+    ours.w_o.weight.copy_(theirs.out_proj.weight)
+    ours.w_o.bias.copy_(theirs.out_proj.bias)
+
+
+def _copy_linear_or_norm(ours: nn.Module, theirs: nn.Module) -> None:
+    ours.weight.copy_(theirs.weight)
+    ours.bias.copy_(theirs.bias)
+
+
+def _copy_ffn(ours, layer) -> None:
+    _copy_linear_or_norm(ours.w_1, layer.linear1)
+    _copy_linear_or_norm(ours.w_2, layer.linear2)
+
+
+@torch.no_grad()
+def copy_weights_from_torch(ours, theirs: nn.Transformer):
+    """Copy ``theirs`` (an ``nn.Transformer``) into the encoder and decoder stacks of ``ours``.
+
+    ``theirs`` must be built with ``batch_first=True, activation="relu"`` and the same sizes.
+    ``ours`` (a :class:`course_lib.model.Transformer`) needs ``attention_bias=True`` and
+    ``final_norm=True``, because ``nn.Transformer`` has attention biases and always ends
+    each stack with a LayerNorm, and the same ``norm_first``. ``nn.Transformer`` has no
+    embeddings or output layer, so those are left alone.
+
+    Returns:
+        ``ours``, for chaining.
+    """
+    if not isinstance(theirs, nn.Transformer):
+        raise TypeError(f"theirs must be a torch.nn.Transformer; got {type(theirs).__name__}")
+    c = ours.config
+    their_layer = theirs.encoder.layers[0]
+    expected = {
+        "d_model": (c.d_model, theirs.d_model),
+        "n_heads": (c.n_heads, theirs.nhead),
+        "d_ff": (c.d_ff, their_layer.linear1.out_features),
+        "n_encoder_layers": (c.n_encoder_layers, len(theirs.encoder.layers)),
+        "n_decoder_layers": (c.n_decoder_layers, len(theirs.decoder.layers)),
+        "norm_first": (c.norm_first, their_layer.norm_first),
+        "attention_bias": (c.attention_bias, True),
+        "final_norm": (c.final_norm, True),
+    }
+    for name, (mine, needed) in expected.items():
+        if mine != needed:
+            raise ValueError(f"ours.config.{name} must be {needed} to match theirs; got {mine}")
+    if not theirs.batch_first or their_layer.activation_relu_or_gelu != 1:
+        raise ValueError('theirs must be built with batch_first=True and activation="relu"')
+
+    for mine, layer in zip(ours.encoder.layers, theirs.encoder.layers, strict=True):
+        _copy_attention(mine.self_attn, layer.self_attn)
+        _copy_ffn(mine.ffn, layer)
+        for residual, norm in ((mine.residual1, layer.norm1), (mine.residual2, layer.norm2)):
+            _copy_linear_or_norm(residual.norm, norm)
+    for mine, layer in zip(ours.decoder.layers, theirs.decoder.layers, strict=True):
+        _copy_attention(mine.self_attn, layer.self_attn)
+        _copy_attention(mine.cross_attn, layer.multihead_attn)
+        _copy_ffn(mine.ffn, layer)
+        residuals = (mine.residual1, mine.residual2, mine.residual3)
+        for residual, norm in zip(residuals, (layer.norm1, layer.norm2, layer.norm3), strict=True):
+            _copy_linear_or_norm(residual.norm, norm)
+    _copy_linear_or_norm(ours.encoder.norm, theirs.encoder.norm)
+    _copy_linear_or_norm(ours.decoder.norm, theirs.decoder.norm)
+    return ours

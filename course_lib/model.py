@@ -1,0 +1,239 @@
+"""The encoder-decoder Transformer (paper §3, Figure 1).
+
+Shapes: B batch, S source length, T target length, D d_model, V vocabulary size,
+H heads. Masks are boolean, ``True`` = may attend (see :mod:`course_lib.masks`).
+"""
+
+import math
+from dataclasses import dataclass, field
+
+import torch
+from torch import nn
+
+from . import _validate
+from .attention import MultiHeadAttention
+from .layers import PositionwiseFeedForward, ResidualSublayer
+from .masks import padding_mask, target_mask
+from .positional import PositionalEncoding
+
+
+@dataclass
+class TransformerConfig:
+    """Hyper-parameters; the defaults are the paper's base model (Table 3)."""
+
+    src_vocab_size: int = 37_000  # shared BPE vocabulary of WMT 2014 En-De (§5.1)
+    tgt_vocab_size: int = 37_000
+    d_model: int = 512  # model width (Table 3, base)
+    n_heads: int = 8  # h; d_k = d_v = d_model / h = 64
+    n_encoder_layers: int = 6  # N
+    n_decoder_layers: int = 6  # N
+    d_ff: int = 2048  # inner width of the feed-forward networks (§3.3)
+    dropout: float = 0.1  # P_drop, on sub-layer outputs and embedding sums (§5.4)
+    max_len: int = 5000  # rows of the positional-encoding table
+    share_embeddings: bool = True  # one matrix for both embeddings and the pre-softmax layer (§3.4)
+    attention_bias: bool = False  # §3.2.2 writes the projections as matrices, without biases
+    norm_first: bool = False  # post-norm as in the paper; True gives pre-norm
+    final_norm: bool = False  # a LayerNorm after each stack, as nn.Transformer always has
+    pad_id: int = 0  # token id of padding, masked out of attention
+
+    def __post_init__(self):
+        for name in ("src_vocab_size", "tgt_vocab_size", "d_model", "n_heads", "d_ff", "max_len"):
+            _validate.positive_int(name, getattr(self, name))
+        for name in ("n_encoder_layers", "n_decoder_layers"):
+            _validate.positive_int(name, getattr(self, name))
+        _validate.divisible(self.d_model, self.n_heads)
+        _validate.probability("dropout", self.dropout)
+        if self.share_embeddings and self.src_vocab_size != self.tgt_vocab_size:
+            raise ValueError(
+                "share_embeddings needs src_vocab_size == tgt_vocab_size; "
+                f"got {self.src_vocab_size} and {self.tgt_vocab_size}"
+            )
+
+    @property
+    def d_k(self) -> int:
+        return self.d_model // self.n_heads
+
+    @classmethod
+    def big(cls, **overrides) -> "TransformerConfig":
+        """The paper's big model (Table 3): d_model 1024, d_ff 4096, 16 heads, dropout 0.3."""
+        return cls(**{"d_model": 1024, "d_ff": 4096, "n_heads": 16, "dropout": 0.3, **overrides})
+
+    @classmethod
+    def tiny(cls, src_vocab_size: int, tgt_vocab_size: int, **overrides) -> "TransformerConfig":
+        """A model that trains in seconds on two CPU cores (about 250k parameters)."""
+        tiny = dict(d_model=64, n_heads=4, n_encoder_layers=2, n_decoder_layers=2, d_ff=256,
+                    max_len=128, share_embeddings=False, attention_bias=True)
+        return cls(src_vocab_size=src_vocab_size, tgt_vocab_size=tgt_vocab_size,
+                   **{**tiny, **overrides})
+
+
+class EncoderLayer(nn.Module):
+    """Self-attention, then a feed-forward network, each in a residual sub-layer."""
+
+    def __init__(self, c: TransformerConfig):
+        super().__init__()
+        self.self_attn = MultiHeadAttention(c.d_model, c.n_heads, c.dropout, c.attention_bias)
+        self.ffn = PositionwiseFeedForward(c.d_model, c.d_ff, c.dropout)
+        self.residual1 = ResidualSublayer(c.d_model, c.dropout, c.norm_first)
+        self.residual2 = ResidualSublayer(c.d_model, c.dropout, c.norm_first)
+
+    def forward(self, x, mask=None, need_weights: bool = False):
+        out = self.residual1(x, lambda h: self.self_attn(h, h, h, mask, need_weights))
+        x, weights = out if need_weights else (out, None)
+        x = self.residual2(x, self.ffn)
+        return (x, weights) if need_weights else x
+
+
+class DecoderLayer(nn.Module):
+    """Masked self-attention, cross-attention to the encoder output, then a feed-forward network."""
+
+    def __init__(self, c: TransformerConfig):
+        super().__init__()
+        self.self_attn = MultiHeadAttention(c.d_model, c.n_heads, c.dropout, c.attention_bias)
+        self.cross_attn = MultiHeadAttention(c.d_model, c.n_heads, c.dropout, c.attention_bias)
+        self.ffn = PositionwiseFeedForward(c.d_model, c.d_ff, c.dropout)
+        self.residual1 = ResidualSublayer(c.d_model, c.dropout, c.norm_first)
+        self.residual2 = ResidualSublayer(c.d_model, c.dropout, c.norm_first)
+        self.residual3 = ResidualSublayer(c.d_model, c.dropout, c.norm_first)
+
+    def forward(self, x, memory, tgt_mask=None, memory_mask=None, need_weights: bool = False):
+        out = self.residual1(x, lambda h: self.self_attn(h, h, h, tgt_mask, need_weights))
+        x, self_weights = out if need_weights else (out, None)
+        # Queries from the decoder; keys and values from the encoder output ("memory").
+        out = self.residual2(x, lambda h: self.cross_attn(h, memory, memory, memory_mask, need_weights))
+        x, cross_weights = out if need_weights else (out, None)
+        x = self.residual3(x, self.ffn)
+        return (x, self_weights, cross_weights) if need_weights else x
+
+
+class Encoder(nn.Module):
+    """A stack of encoder layers, with an optional final LayerNorm. ``(B, S, D) -> (B, S, D)``."""
+
+    def __init__(self, c: TransformerConfig):
+        super().__init__()
+        self.layers = nn.ModuleList(EncoderLayer(c) for _ in range(c.n_encoder_layers))
+        self.norm = nn.LayerNorm(c.d_model) if c.final_norm else nn.Identity()
+
+    def forward(self, x, mask=None, need_weights: bool = False):
+        weights = []
+        for layer in self.layers:
+            x = layer(x, mask, need_weights)
+            if need_weights:
+                x, w = x
+                weights.append(w)
+        x = self.norm(x)
+        return (x, weights) if need_weights else x
+
+
+class Decoder(nn.Module):
+    """A stack of decoder layers, with an optional final LayerNorm. ``(B, T, D) -> (B, T, D)``."""
+
+    def __init__(self, c: TransformerConfig):
+        super().__init__()
+        self.layers = nn.ModuleList(DecoderLayer(c) for _ in range(c.n_decoder_layers))
+        self.norm = nn.LayerNorm(c.d_model) if c.final_norm else nn.Identity()
+
+    def forward(self, x, memory, tgt_mask=None, memory_mask=None, need_weights: bool = False):
+        self_weights, cross_weights = [], []
+        for layer in self.layers:
+            x = layer(x, memory, tgt_mask, memory_mask, need_weights)
+            if need_weights:
+                x, w_self, w_cross = x
+                self_weights.append(w_self)
+                cross_weights.append(w_cross)
+        x = self.norm(x)
+        return (x, self_weights, cross_weights) if need_weights else x
+
+
+@dataclass
+class Attentions:
+    """Per-layer attention weights, each ``(B, H, T_q, T_k)``, for the explorers."""
+
+    encoder: list = field(default_factory=list)  # encoder self-attention, (B, H, S, S)
+    decoder_self: list = field(default_factory=list)  # causal self-attention, (B, H, T, T)
+    cross: list = field(default_factory=list)  # decoder-to-encoder, (B, H, T, S)
+
+
+class Transformer(nn.Module):
+    """Encoder-decoder Transformer that maps source tokens and shifted target tokens to logits.
+
+    Token embeddings are multiplied by sqrt(d_model) and summed with the positional
+    encoding (§3.4, §3.5). With ``share_embeddings`` one matrix serves both embeddings and
+    the pre-softmax layer; it is initialised with std d_model^-0.5 so that the scaled
+    embeddings start with unit variance.
+
+    Masks default to what the inputs imply: source padding for the encoder and for
+    cross-attention; causal and target padding for the decoder.
+
+    Shape:
+        src ``(B, S)``, tgt ``(B, T)`` integer ids -> logits ``(B, T, V)``.
+    """
+
+    def __init__(self, config: TransformerConfig | None = None):
+        super().__init__()
+        c = self.config = config or TransformerConfig()
+        self.src_embed = nn.Embedding(c.src_vocab_size, c.d_model)
+        self.tgt_embed = self.src_embed if c.share_embeddings else nn.Embedding(c.tgt_vocab_size, c.d_model)
+        self.positional = PositionalEncoding(c.d_model, c.max_len, c.dropout)
+        self.encoder = Encoder(c)
+        self.decoder = Decoder(c)
+        self.output_projection = nn.Linear(c.d_model, c.tgt_vocab_size)
+        self._reset_parameters()
+        if c.share_embeddings:
+            self.output_projection.weight = self.tgt_embed.weight
+
+    def _reset_parameters(self):
+        for name, p in self.named_parameters():
+            if "embed" in name:
+                nn.init.normal_(p, std=self.config.d_model**-0.5)
+            elif p.dim() > 1:
+                nn.init.xavier_uniform_(p)
+
+    def _embed(self, tokens, table, name):
+        _validate.token_ids(name, tokens)
+        return self.positional(table(tokens) * math.sqrt(self.config.d_model))
+
+    def encode(self, src, src_mask=None, need_weights: bool = False):
+        """Source ids ``(B, S)`` -> memory ``(B, S, D)`` (and per-layer weights if asked)."""
+        x = self._embed(src, self.src_embed, "src")
+        if src_mask is None:
+            src_mask = padding_mask(src, self.config.pad_id)
+        return self.encoder(x, src_mask, need_weights)
+
+    def decode(self, tgt, memory, memory_mask=None, tgt_mask=None, need_weights: bool = False):
+        """Target ids ``(B, T)`` and memory ``(B, S, D)`` -> logits ``(B, T, V)``.
+
+        ``memory_mask`` is the source padding mask; without it every source position is visible.
+        """
+        x = self._embed(tgt, self.tgt_embed, "tgt")
+        _validate.tensor("memory", memory, ndim=3, floating=True)
+        if memory.shape[0] != tgt.shape[0]:
+            raise ValueError(f"memory must have batch size {tgt.shape[0]} like tgt; got {tuple(memory.shape)}")
+        if tgt_mask is None:
+            tgt_mask = target_mask(tgt, self.config.pad_id)
+        out = self.decoder(x, memory, tgt_mask, memory_mask, need_weights)
+        if not need_weights:
+            return self.output_projection(out)
+        h, self_weights, cross_weights = out
+        return self.output_projection(h), self_weights, cross_weights
+
+    def forward(self, src, tgt, src_mask=None, tgt_mask=None, need_weights: bool = False):
+        """Logits ``(B, T, V)``; with ``need_weights=True``, ``(logits, Attentions)``."""
+        if src_mask is None:
+            _validate.token_ids("src", src)
+            src_mask = padding_mask(src, self.config.pad_id)
+        if not need_weights:
+            return self.decode(tgt, self.encode(src, src_mask), src_mask, tgt_mask)
+        memory, enc_w = self.encode(src, src_mask, need_weights=True)
+        logits, self_w, cross_w = self.decode(tgt, memory, src_mask, tgt_mask, need_weights=True)
+        return logits, Attentions(enc_w, self_w, cross_w)
+
+
+# Re-exported so the whole model API reads from one place.
+from .interop import copy_weights_from_torch  # noqa: E402
+from .parameters import count_parameters  # noqa: E402
+
+__all__ = [
+    "Attentions", "Decoder", "DecoderLayer", "Encoder", "EncoderLayer", "Transformer",
+    "TransformerConfig", "copy_weights_from_torch", "count_parameters",
+]

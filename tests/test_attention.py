@@ -1,0 +1,211 @@
+import math
+
+import pytest
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from course_lib.attention import MultiHeadAttention, scaled_dot_product_attention
+from course_lib.masks import causal_mask, padding_mask
+
+
+@pytest.mark.parametrize("lead", [(), (3,), (2, 4)])
+@pytest.mark.parametrize("T_q, T_k, d_k, d_v", [(1, 1, 1, 1), (4, 4, 8, 8), (5, 7, 16, 3)])
+def test_sdpa_shapes_and_rows_sum_to_one(lead, T_q, T_k, d_k, d_v):
+    q, k, v = torch.randn(*lead, T_q, d_k), torch.randn(*lead, T_k, d_k), torch.randn(*lead, T_k, d_v)
+    out, weights = scaled_dot_product_attention(q, k, v)
+    assert out.shape == (*lead, T_q, d_v)
+    assert weights.shape == (*lead, T_q, T_k)
+    torch.testing.assert_close(weights.sum(-1), torch.ones(*lead, T_q))
+
+
+def test_sdpa_worked_example_of_lesson_3():
+    q = torch.tensor([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
+    k = torch.tensor([[1.0, 0.0], [0.0, 1.0], [0.5, 0.5]])
+    v = torch.tensor([[0.1, 0.9], [0.8, 0.2], [0.5, 0.5]])
+    out, weights = scaled_dot_product_attention(q, k, v)
+    expected_w = torch.tensor([[0.4555, 0.2246, 0.3199], [0.2246, 0.4555, 0.3199], [1 / 3, 1 / 3, 1 / 3]])
+    expected_out = torch.tensor([[0.3852, 0.6148], [0.5468, 0.4532], [0.4667, 0.5333]])
+    torch.testing.assert_close(weights, expected_w, atol=1e-4, rtol=0)
+    torch.testing.assert_close(out, expected_out, atol=1e-4, rtol=0)
+
+
+def _padding(B, T_k, lengths):
+    tokens = torch.ones(B, T_k, dtype=torch.long)
+    for b, n in enumerate(lengths):
+        tokens[b, n:] = 0
+    return padding_mask(tokens, pad_id=0)
+
+
+@pytest.mark.parametrize("kind", ["none", "causal", "padding", "both"])
+def test_sdpa_agrees_with_pytorch(kind):
+    B, H, T, d = 3, 2, 6, 8
+    q, k, v = (torch.randn(B, H, T, d) for _ in range(3))
+    masks = {
+        "none": None,
+        "causal": causal_mask(T),
+        "padding": _padding(B, T, [6, 4, 1]),
+        "both": causal_mask(T) & _padding(B, T, [6, 4, 1]),
+    }
+    out, _ = scaled_dot_product_attention(q, k, v, masks[kind])
+    torch.testing.assert_close(out, F.scaled_dot_product_attention(q, k, v, attn_mask=masks[kind]))
+
+
+def test_masked_positions_get_exactly_zero_weight():
+    q, k, v = torch.randn(2, 5, 4), torch.randn(2, 5, 4), torch.randn(2, 5, 4)
+    _, weights = scaled_dot_product_attention(q, k, v, causal_mask(5))
+    assert torch.equal(weights.triu(diagonal=1), torch.zeros(2, 5, 5))
+
+
+def test_causal_output_does_not_depend_on_later_tokens():
+    q, k, v = torch.randn(1, 6, 4), torch.randn(1, 6, 4), torch.randn(1, 6, 4)
+    out, _ = scaled_dot_product_attention(q, k, v, causal_mask(6))
+    k2, v2 = k.clone(), v.clone()
+    k2[:, 4:], v2[:, 4:] = torch.randn(1, 2, 4), torch.randn(1, 2, 4)
+    out2, _ = scaled_dot_product_attention(q, k2, v2, causal_mask(6))
+    torch.testing.assert_close(out[:, :4], out2[:, :4])
+    assert not torch.allclose(out[:, 4:], out2[:, 4:])
+
+
+def test_fully_masked_row_gives_zeros_not_nan_forward_and_backward():
+    q = torch.randn(1, 3, 4, requires_grad=True)
+    k, v = torch.randn(1, 3, 4), torch.randn(1, 3, 4)
+    mask = torch.tensor([[True, True, False], [False, False, False], [True, False, False]])
+    out, weights = scaled_dot_product_attention(q, k, v, mask)
+    assert torch.equal(weights[0, 1], torch.zeros(3))
+    assert torch.equal(out[0, 1], torch.zeros(4))
+    out.sum().backward()
+    assert torch.isfinite(q.grad).all()
+
+
+def test_unscaled_scores_would_differ():
+    # The 1/sqrt(d_k) factor is applied: doubling d_k's scale changes the weights accordingly.
+    q, k = torch.randn(1, 2, 16), torch.randn(1, 3, 16)
+    _, weights = scaled_dot_product_attention(q, k, torch.randn(1, 3, 2))
+    torch.testing.assert_close(weights, (q @ k.transpose(-2, -1) / math.sqrt(16)).softmax(-1))
+
+
+@pytest.mark.parametrize(
+    "q_shape, k_shape, v_shape, mask, error, words",
+    [
+        ((4,), (4, 2), (4, 2), None, ValueError, "q must be at least 2-D"),
+        ((3, 2), (4, 3), (4, 2), None, ValueError, "last dimension (d_k)"),
+        ((3, 2), (4, 2), (5, 2), None, ValueError, "as many positions"),
+        ((2, 3, 2), (3, 4, 2), (3, 4, 2), None, ValueError, "broadcastable"),
+        ((3, 2), (4, 2), (4, 2), torch.ones(3, 5, dtype=torch.bool), ValueError, "mask must broadcast"),
+        ((3, 2), (4, 2), (4, 2), torch.ones(3, 4), TypeError, "torch.bool"),
+    ],
+)
+def test_sdpa_rejects_bad_input(q_shape, k_shape, v_shape, mask, error, words):
+    with pytest.raises(error, match=words.replace("(", r"\(").replace(")", r"\)")):
+        scaled_dot_product_attention(torch.randn(q_shape), torch.randn(k_shape), torch.randn(v_shape), mask)
+
+
+def test_sdpa_rejects_non_tensors_and_integer_tensors():
+    with pytest.raises(TypeError, match="q must be a torch.Tensor; got list"):
+        scaled_dot_product_attention([[1.0]], torch.randn(1, 1), torch.randn(1, 1))
+    with pytest.raises(TypeError, match="k must be a floating-point tensor"):
+        scaled_dot_product_attention(torch.randn(1, 1), torch.ones(1, 1, dtype=torch.long), torch.randn(1, 1))
+
+
+# --- multi-head attention -------------------------------------------------------------
+
+
+@pytest.mark.parametrize("B, T_q, T_k, d_model, n_heads", [(1, 1, 1, 8, 1), (2, 5, 5, 16, 4), (3, 4, 7, 12, 3)])
+@pytest.mark.parametrize("need_weights", [False, True])
+def test_mha_shapes(B, T_q, T_k, d_model, n_heads, need_weights):
+    mha = MultiHeadAttention(d_model, n_heads)
+    query, memory = torch.randn(B, T_q, d_model), torch.randn(B, T_k, d_model)
+    result = mha(query, memory, memory, need_weights=need_weights)
+    out = result[0] if need_weights else result
+    assert out.shape == (B, T_q, d_model)
+    if need_weights:
+        assert result[1].shape == (B, n_heads, T_q, T_k)
+
+
+def _torch_copy(ours: MultiHeadAttention) -> nn.MultiheadAttention:
+    theirs = nn.MultiheadAttention(ours.d_model, ours.n_heads, batch_first=True)
+    with torch.no_grad():
+        theirs.in_proj_weight.copy_(torch.cat([ours.w_q.weight, ours.w_k.weight, ours.w_v.weight]))
+        theirs.in_proj_bias.copy_(torch.cat([ours.w_q.bias, ours.w_k.bias, ours.w_v.bias]))
+        theirs.out_proj.weight.copy_(ours.w_o.weight)
+        theirs.out_proj.bias.copy_(ours.w_o.bias)
+    return theirs.eval()
+
+
+@pytest.mark.parametrize("masked", [False, True])
+def test_mha_agrees_with_nn_multihead_attention(masked):
+    B, T, d_model, n_heads = 3, 6, 32, 4
+    ours = MultiHeadAttention(d_model, n_heads).eval()
+    with torch.no_grad():
+        for linear in (ours.w_q, ours.w_k, ours.w_v, ours.w_o):
+            linear.bias.normal_()  # non-zero biases, so copying them is tested too
+    theirs = _torch_copy(ours)
+    x = torch.randn(B, T, d_model)
+    lengths = [6, 3, 5]
+    # Ours: True = may attend. PyTorch: True = blocked, so it gets the complement.
+    mask = causal_mask(T) & _padding(B, T, lengths) if masked else None
+    blocked_keys = ~_padding(B, T, lengths)[:, 0, 0] if masked else None
+    blocked_pairs = ~causal_mask(T) if masked else None
+
+    out, weights = ours(x, x, x, mask, need_weights=True)
+    fast = ours(x, x, x, mask)
+    ref_out, ref_weights = theirs(x, x, x, key_padding_mask=blocked_keys, attn_mask=blocked_pairs,
+                                  need_weights=True, average_attn_weights=True)
+    torch.testing.assert_close(out, ref_out, atol=1e-5, rtol=1e-5)
+    torch.testing.assert_close(fast, ref_out, atol=1e-5, rtol=1e-5)
+    torch.testing.assert_close(weights.mean(dim=1), ref_weights, atol=1e-6, rtol=1e-5)
+
+
+def test_mha_per_head_weights_are_not_averaged():
+    mha = MultiHeadAttention(16, 4)
+    x = torch.randn(1, 5, 16)
+    _, weights = mha(x, x, x, need_weights=True)
+    assert not torch.allclose(weights[0, 0], weights[0, 1])
+
+
+@pytest.mark.parametrize("bias, expected", [(True, 1_050_624), (False, 1_048_576)])
+def test_mha_parameter_count_of_the_base_model(bias, expected):
+    mha = MultiHeadAttention(512, 8, bias=bias)
+    assert sum(p.numel() for p in mha.parameters()) == expected
+    assert isinstance(mha.w_q, nn.Linear) and mha.d_k == 64
+
+
+def test_mha_dropout_only_in_training():
+    mha = MultiHeadAttention(16, 4, dropout=0.5)
+    x = torch.randn(2, 5, 16)
+    mha.eval()
+    torch.testing.assert_close(mha(x, x, x), mha(x, x, x))
+    mha.train()
+    assert not torch.allclose(mha(x, x, x), mha(x, x, x))
+
+
+@pytest.mark.parametrize(
+    "make, words",
+    [
+        (lambda: MultiHeadAttention(10, 3), r"d_model \(10\) must be divisible by n_heads \(3\)"),
+        (lambda: MultiHeadAttention(0, 1), "d_model must be a positive int; got 0"),
+        (lambda: MultiHeadAttention(8, 2, dropout=1.5), r"dropout must be in \[0, 1\); got 1.5"),
+    ],
+)
+def test_mha_rejects_bad_construction(make, words):
+    with pytest.raises(ValueError, match=words):
+        make()
+
+
+@pytest.mark.parametrize(
+    "query, key, value, mask, error, words",
+    [
+        ((5, 8), (5, 8), (5, 8), None, ValueError, "query must be 3-D; got 2-D"),
+        ((2, 5, 6), (2, 5, 8), (2, 5, 8), None, ValueError, "query must have last dimension d_model = 8"),
+        ((2, 5, 8), (2, 4, 8), (2, 3, 8), None, ValueError, "key and value must have the same"),
+        ((2, 5, 8), (3, 4, 8), (3, 4, 8), None, ValueError, "same batch size"),
+        ((2, 5, 8), (2, 4, 8), (2, 4, 8), torch.ones(5, 5, dtype=torch.bool), ValueError,
+         r"\(B, H, T_q, T_k\) = \(2, 2, 5, 4\); got \(5, 5\)"),
+        ((2, 5, 8), (2, 4, 8), (2, 4, 8), torch.ones(5, 4, dtype=torch.int64), TypeError, "torch.bool"),
+    ],
+)
+def test_mha_rejects_bad_input(query, key, value, mask, error, words):
+    mha = MultiHeadAttention(8, 2)
+    with pytest.raises(error, match=words):
+        mha(torch.randn(query), torch.randn(key), torch.randn(value), mask)

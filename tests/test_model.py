@@ -1,0 +1,211 @@
+import math
+
+import pytest
+import torch
+from torch import nn
+
+from course_lib.masks import padding_mask, target_mask
+from course_lib.model import (
+    Transformer,
+    TransformerConfig,
+    copy_weights_from_torch,
+    count_parameters,
+)
+from course_lib.positional import sinusoidal_encoding
+
+PAD = 0
+
+
+def small(**overrides):
+    settings = dict(src_vocab_size=30, tgt_vocab_size=40, d_model=32, n_heads=4, n_encoder_layers=2,
+                    n_decoder_layers=2, d_ff=64, dropout=0.0, max_len=64, share_embeddings=False)
+    return TransformerConfig(**{**settings, **overrides})
+
+
+def tokens(B, T, vocab, lengths=None):
+    x = torch.randint(1, vocab, (B, T))
+    for b, n in enumerate(lengths or []):
+        x[b, n:] = PAD
+    return x
+
+
+# --- shapes and wiring ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("B, S, T", [(1, 1, 1), (2, 7, 5), (4, 3, 9)])
+@pytest.mark.parametrize("d_model, n_heads", [(16, 1), (32, 4), (24, 3)])
+def test_forward_shapes(B, S, T, d_model, n_heads):
+    model = Transformer(small(d_model=d_model, n_heads=n_heads)).eval()
+    logits = model(tokens(B, S, 30), tokens(B, T, 40))
+    assert logits.shape == (B, T, 40)
+    memory = model.encode(tokens(B, S, 30))
+    assert memory.shape == (B, S, d_model)
+
+
+def test_attention_weights_are_exposed_per_layer_and_head():
+    model = Transformer(small(n_encoder_layers=2, n_decoder_layers=3)).eval()
+    src, tgt = tokens(2, 6, 30, lengths=[6, 4]), tokens(2, 5, 40)
+    logits, att = model(src, tgt, need_weights=True)
+    torch.testing.assert_close(logits, model(src, tgt))
+    assert [w.shape for w in att.encoder] == [(2, 4, 6, 6)] * 2
+    assert [w.shape for w in att.decoder_self] == [(2, 4, 5, 5)] * 3
+    assert [w.shape for w in att.cross] == [(2, 4, 5, 6)] * 3
+    for w in att.decoder_self:  # causal: nothing above the diagonal
+        assert torch.equal(w.triu(diagonal=1), torch.zeros_like(w))
+    for w in att.encoder + att.cross:  # padded source positions get no attention
+        assert torch.equal(w[1, ..., 4:], torch.zeros_like(w[1, ..., 4:]))
+        torch.testing.assert_close(w.sum(-1), torch.ones(w.shape[:-1]))
+
+
+def test_embeddings_are_scaled_by_sqrt_d_model_before_the_encoding():
+    c = small(n_encoder_layers=1)
+    model = Transformer(c).eval()
+    src = tokens(2, 5, 30)
+    x = model.src_embed(src) * math.sqrt(c.d_model) + sinusoidal_encoding(5, c.d_model)
+    torch.testing.assert_close(model.encode(src), model.encoder(x, padding_mask(src, PAD)))
+
+
+def test_shared_embeddings_are_one_matrix():
+    model = Transformer(small(src_vocab_size=40, share_embeddings=True))
+    assert model.tgt_embed is model.src_embed
+    assert model.output_projection.weight is model.src_embed.weight
+    assert model.src_embed.weight.std().item() == pytest.approx(32**-0.5, rel=0.1)
+
+
+def test_final_norm_is_off_by_default_as_in_the_paper():
+    assert isinstance(Transformer(small()).encoder.norm, nn.Identity)
+    assert isinstance(Transformer(small(final_norm=True)).decoder.norm, nn.LayerNorm)
+
+
+# --- behaviour --------------------------------------------------------------------------
+
+
+def test_decoder_output_at_t_ignores_later_target_tokens():
+    model = Transformer(small()).eval()
+    src, tgt = tokens(2, 6, 30), tokens(2, 7, 40)
+    changed = tgt.clone()
+    changed[:, 4:] = tokens(2, 3, 40)
+    a, b = model(src, tgt), model(src, changed)
+    torch.testing.assert_close(a[:, :4], b[:, :4])
+    assert not torch.allclose(a[:, 4:], b[:, 4:])
+
+
+def test_source_padding_does_not_change_the_result():
+    model = Transformer(small()).eval()
+    src, tgt = tokens(1, 5, 30), tokens(1, 4, 40)
+    padded = torch.cat([src, torch.zeros(1, 3, dtype=torch.long)], dim=1)
+    torch.testing.assert_close(model(src, tgt), model(padded, tgt), atol=1e-5, rtol=1e-5)
+
+
+# --- agreement with torch.nn.Transformer ------------------------------------------------
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")
+@pytest.mark.parametrize("norm_first", [False, True])
+@pytest.mark.parametrize("B, S, T", [(1, 4, 3), (3, 7, 6)])
+def test_stacks_agree_with_nn_transformer(norm_first, B, S, T):
+    c = small(attention_bias=True, final_norm=True, norm_first=norm_first)
+    ours = Transformer(c).eval()
+    theirs = nn.Transformer(c.d_model, c.n_heads, c.n_encoder_layers, c.n_decoder_layers, c.d_ff,
+                            dropout=0.0, batch_first=True, norm_first=norm_first).eval()
+    copy_weights_from_torch(ours, theirs)
+    src = tokens(B, S, 30, lengths=[S, 2, S - 1][:B])
+    tgt = tokens(B, T, 40, lengths=[T, T - 1, 1][:B])
+    x_src = torch.randn(B, S, c.d_model)
+    x_tgt = torch.randn(B, T, c.d_model)
+    with torch.no_grad():
+        memory = ours.encoder(x_src, padding_mask(src, PAD))
+        out = ours.decoder(x_tgt, memory, target_mask(tgt, PAD), padding_mask(src, PAD))
+        # PyTorch: True = blocked, the opposite polarity.
+        ref_memory = theirs.encoder(x_src, src_key_padding_mask=src == PAD)
+        ref_out = theirs.decoder(x_tgt, memory, tgt_mask=nn.Transformer.generate_square_subsequent_mask(T),
+                                 tgt_key_padding_mask=tgt == PAD, memory_key_padding_mask=src == PAD)
+    # PyTorch's eval fast path zeroes padded encoder outputs, so compare real tokens only.
+    torch.testing.assert_close(memory[src != PAD], ref_memory[src != PAD], atol=1e-5, rtol=1e-5)
+    torch.testing.assert_close(out[tgt != PAD], ref_out[tgt != PAD], atol=1e-5, rtol=1e-5)
+
+
+def test_copy_weights_rejects_a_mismatched_configuration():
+    theirs = nn.Transformer(32, 4, 2, 2, 64, batch_first=True)
+    with pytest.raises(ValueError, match="ours.config.final_norm must be True"):
+        copy_weights_from_torch(Transformer(small(attention_bias=True)), theirs)
+    with pytest.raises(ValueError, match="ours.config.d_ff must be 64"):
+        copy_weights_from_torch(Transformer(small(d_ff=32, attention_bias=True, final_norm=True)), theirs)
+    with pytest.raises(TypeError, match="theirs must be a torch.nn.Transformer"):
+        copy_weights_from_torch(Transformer(small()), nn.Linear(2, 2))
+
+
+# --- the paper's numbers ----------------------------------------------------------------
+
+
+def on_meta(config):
+    """Build without allocating memory: counting needs shapes, not values."""
+    with torch.device("meta"):
+        return Transformer(config)
+
+
+def test_base_model_parameter_count():
+    counts = count_parameters(on_meta(TransformerConfig()))
+    assert counts == {
+        "embeddings": 18_944_000,  # one 37,000 x 512 matrix shared by both embeddings and the output
+        "attention": 18_874_368,  # 18 blocks x 4 x 512^2
+        "feed_forward": 25_196_544,  # 12 blocks x 2,099,712
+        "norms": 30_720,  # 30 LayerNorms x 1,024
+        "output": 37_000,  # the pre-softmax bias; its weight is the shared embedding
+        "total": 63_082_632,
+    }
+
+
+def test_big_model_parameter_count():
+    assert count_parameters(on_meta(TransformerConfig.big()))["total"] == 214_208_648
+
+
+def test_untied_model_and_encoder_weights_of_lesson_7():
+    untied = on_meta(TransformerConfig(share_embeddings=False))
+    assert count_parameters(untied)["total"] == 100_970_632
+    matrices = sum(p.numel() for p in untied.encoder.parameters() if p.dim() == 2)
+    assert matrices == 18_874_368  # 6 x (4 x 512^2 + 2 x 512 x 2048), the exercise's answer
+
+
+def test_count_parameters_names_pytorch_modules_too():
+    layer = nn.TransformerEncoderLayer(512, 8)
+    counts = count_parameters(nn.TransformerEncoder(layer, 6, enable_nested_tensor=False))
+    assert counts["total"] == 18_914_304
+    assert counts["attention"] == 6 * 1_050_624 and counts["feed_forward"] == 6 * 2_099_712
+
+
+def test_count_parameters_skips_frozen_and_rejects_non_modules():
+    model = Transformer(small())
+    model.src_embed.weight.requires_grad_(False)
+    assert count_parameters(model)["embeddings"] == 40 * 32
+    with pytest.raises(TypeError, match="model must be a torch.nn.Module; got str"):
+        count_parameters("model")
+
+
+# --- bad input --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "settings, words",
+    [
+        (dict(d_model=10, n_heads=3), r"d_model \(10\) must be divisible by n_heads \(3\)"),
+        (dict(src_vocab_size=10), "share_embeddings needs src_vocab_size == tgt_vocab_size"),
+        (dict(dropout=1.0), r"dropout must be in \[0, 1\)"),
+        (dict(n_encoder_layers=0), "n_encoder_layers must be a positive int; got 0"),
+    ],
+)
+def test_config_rejects_bad_settings(settings, words):
+    with pytest.raises(ValueError, match=words):
+        TransformerConfig(**settings)
+
+
+def test_model_rejects_bad_input():
+    model = Transformer(small())
+    with pytest.raises(TypeError, match="src must hold integer token ids"):
+        model(torch.randn(2, 3), tokens(2, 3, 40))
+    with pytest.raises(ValueError, match="tgt must be 2-D; got 1-D"):
+        model(tokens(2, 3, 30), torch.tensor([1, 2]))
+    with pytest.raises(ValueError, match="memory must have batch size 2"):
+        model.decode(tokens(2, 3, 40), torch.randn(3, 3, 32))
+    with pytest.raises(ValueError, match=r"mask must broadcast to \(B, H, T_q, T_k\)"):
+        model(tokens(2, 3, 30), tokens(2, 4, 40), src_mask=torch.ones(2, 5, dtype=torch.bool))
