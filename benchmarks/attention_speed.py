@@ -58,13 +58,17 @@ def main():
             2.0,
         ),
     }
-    print(f"MultiHeadAttention forward+backward, B={B} T={T} d_model={D} heads={H}, "
-          f"{torch.get_num_threads()} threads, median of {args.repeats}")
+    print(
+        f"MultiHeadAttention forward+backward, B={B} T={T} d_model={D} heads={H}, "
+        f"{torch.get_num_threads()} threads, median of {args.repeats}"
+    )
     for name, (mine, ref, goal) in cases.items():
         ms_ours, ms_ref, ratio = compare(mine, ref, x, args.repeats)
         verdict = "meets goal" if ratio <= goal else "MISSES goal"
-        print(f"  {name:27s} ours {ms_ours:7.2f} ms  nn.MultiheadAttention {ms_ref:7.2f} ms  "
-              f"ratio {ratio:.2f} (goal <= {goal}: {verdict})")
+        print(
+            f"  {name:27s} ours {ms_ours:7.2f} ms  nn.MultiheadAttention {ms_ref:7.2f} ms  "
+            f"ratio {ratio:.2f} (goal <= {goal}: {verdict})"
+        )
 
 
 if __name__ == "__main__":

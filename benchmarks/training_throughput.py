@@ -18,7 +18,6 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from course_lib.masks import padding_mask
 from course_lib.model import Transformer, TransformerConfig
 from course_lib.positional import PositionalEncoding
 
@@ -35,7 +34,12 @@ class TorchTransformer(nn.Module):
         self.tgt_embed = nn.Embedding(c.tgt_vocab_size, c.d_model)
         self.positional = PositionalEncoding(c.d_model, c.max_len, c.dropout)
         self.transformer = nn.Transformer(
-            c.d_model, c.n_heads, c.n_encoder_layers, c.n_decoder_layers, c.d_ff, c.dropout,
+            c.d_model,
+            c.n_heads,
+            c.n_encoder_layers,
+            c.n_decoder_layers,
+            c.d_ff,
+            c.dropout,
             batch_first=True,
         )
         self.output_projection = nn.Linear(c.d_model, c.tgt_vocab_size)
@@ -66,7 +70,9 @@ def train_step(model, optimizer, batch) -> float:
     src, tgt_in, tgt_out = batch
     start = time.perf_counter()
     logits = model(src, tgt_in)
-    loss = F.cross_entropy(logits.flatten(0, 1), tgt_out.flatten(), label_smoothing=0.1, ignore_index=PAD)
+    loss = F.cross_entropy(
+        logits.flatten(0, 1), tgt_out.flatten(), label_smoothing=0.1, ignore_index=PAD
+    )
     optimizer.zero_grad(set_to_none=True)
     loss.backward()
     optimizer.step()
@@ -97,10 +103,14 @@ def main():
             times_theirs.append(t_theirs)
     ms_ours, ms_theirs = statistics.median(times_ours) * 1e3, statistics.median(times_theirs) * 1e3
     ratio = ms_theirs / ms_ours
-    print(f"Training step, tiny preset ({n_ours:,} parameters), batch {args.batch} x length "
-          f"{args.length}, {torch.get_num_threads()} threads, median of {args.steps}")
-    print(f"  ours {ms_ours:.1f} ms/step  nn.Transformer {ms_theirs:.1f} ms/step  "
-          f"throughput ratio {ratio:.2f} (goal >= 0.9: {'meets goal' if ratio >= 0.9 else 'MISSES goal'})")
+    print(
+        f"Training step, tiny preset ({n_ours:,} parameters), batch {args.batch} x length "
+        f"{args.length}, {torch.get_num_threads()} threads, median of {args.steps}"
+    )
+    print(
+        f"  ours {ms_ours:.1f} ms/step  nn.Transformer {ms_theirs:.1f} ms/step  "
+        f"throughput ratio {ratio:.2f} (goal >= 0.9: {'meets goal' if ratio >= 0.9 else 'MISSES goal'})"
+    )
 
 
 if __name__ == "__main__":

@@ -11,7 +11,8 @@ Modules, one concept each:
     training        warmup schedule, label smoothing, a small training loop (§5)
     decoding        greedy decoding and beam search (§6.1)
     evaluation      translate, exact match, BLEU
-    data            copy/reverse tasks and an English-to-French mini corpus
+    data            tokens, vocabularies, padded batches, the copy/reverse task
+    corpus          a rule-generated English-to-French mini corpus
     numpy_encoder   the numpy reference for the hands-on project
     baselines       recurrent seq2seq baselines (lesson 1)
 

@@ -15,7 +15,9 @@ def tensor(name: str, x, *, ndim: int | tuple[int, ...] | None = None, floating:
         allowed = (ndim,) if isinstance(ndim, int) else ndim
         if x.dim() not in allowed:
             wanted = " or ".join(f"{n}-D" for n in allowed)
-            raise ValueError(f"{name} must be {wanted}; got {x.dim()}-D with shape {tuple(x.shape)}")
+            raise ValueError(
+                f"{name} must be {wanted}; got {x.dim()}-D with shape {tuple(x.shape)}"
+            )
     if floating and not x.is_floating_point():
         raise TypeError(f"{name} must be a floating-point tensor; got dtype {x.dtype}")
 

@@ -33,7 +33,9 @@ class PositionwiseFeedForward(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         _validate.tensor("x", x, floating=True)
         _validate.last_dim("x", x, self.w_1.in_features, "d_model")
-        return self.w_2(self.dropout(torch.relu(self.w_1(x))))  # (B, T, D) -> (B, T, F) -> (B, T, D)
+        return self.w_2(
+            self.dropout(torch.relu(self.w_1(x)))
+        )  # (B, T, D) -> (B, T, F) -> (B, T, D)
 
 
 class ResidualSublayer(nn.Module):

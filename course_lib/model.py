@@ -7,7 +7,6 @@ H heads. Masks are boolean, ``True`` = may attend (see :mod:`course_lib.masks`).
 import math
 from dataclasses import dataclass, field
 
-import torch
 from torch import nn
 
 from . import _validate
@@ -61,10 +60,19 @@ class TransformerConfig:
     @classmethod
     def tiny(cls, src_vocab_size: int, tgt_vocab_size: int, **overrides) -> "TransformerConfig":
         """A model that trains in seconds on two CPU cores (about 250k parameters)."""
-        tiny = dict(d_model=64, n_heads=4, n_encoder_layers=2, n_decoder_layers=2, d_ff=256,
-                    max_len=128, share_embeddings=False, attention_bias=True)
-        return cls(src_vocab_size=src_vocab_size, tgt_vocab_size=tgt_vocab_size,
-                   **{**tiny, **overrides})
+        tiny = dict(
+            d_model=64,
+            n_heads=4,
+            n_encoder_layers=2,
+            n_decoder_layers=2,
+            d_ff=256,
+            max_len=128,
+            share_embeddings=False,
+            attention_bias=True,
+        )
+        return cls(
+            src_vocab_size=src_vocab_size, tgt_vocab_size=tgt_vocab_size, **{**tiny, **overrides}
+        )
 
 
 class EncoderLayer(nn.Module):
@@ -100,7 +108,9 @@ class DecoderLayer(nn.Module):
         out = self.residual1(x, lambda h: self.self_attn(h, h, h, tgt_mask, need_weights))
         x, self_weights = out if need_weights else (out, None)
         # Queries from the decoder; keys and values from the encoder output ("memory").
-        out = self.residual2(x, lambda h: self.cross_attn(h, memory, memory, memory_mask, need_weights))
+        out = self.residual2(
+            x, lambda h: self.cross_attn(h, memory, memory, memory_mask, need_weights)
+        )
         x, cross_weights = out if need_weights else (out, None)
         x = self.residual3(x, self.ffn)
         return (x, self_weights, cross_weights) if need_weights else x
@@ -173,7 +183,9 @@ class Transformer(nn.Module):
         super().__init__()
         c = self.config = config or TransformerConfig()
         self.src_embed = nn.Embedding(c.src_vocab_size, c.d_model)
-        self.tgt_embed = self.src_embed if c.share_embeddings else nn.Embedding(c.tgt_vocab_size, c.d_model)
+        self.tgt_embed = (
+            self.src_embed if c.share_embeddings else nn.Embedding(c.tgt_vocab_size, c.d_model)
+        )
         self.positional = PositionalEncoding(c.d_model, c.max_len, c.dropout)
         self.encoder = Encoder(c)
         self.decoder = Decoder(c)
@@ -208,7 +220,9 @@ class Transformer(nn.Module):
         x = self._embed(tgt, self.tgt_embed, "tgt")
         _validate.tensor("memory", memory, ndim=3, floating=True)
         if memory.shape[0] != tgt.shape[0]:
-            raise ValueError(f"memory must have batch size {tgt.shape[0]} like tgt; got {tuple(memory.shape)}")
+            raise ValueError(
+                f"memory must have batch size {tgt.shape[0]} like tgt; got {tuple(memory.shape)}"
+            )
         if tgt_mask is None:
             tgt_mask = target_mask(tgt, self.config.pad_id)
         out = self.decoder(x, memory, tgt_mask, memory_mask, need_weights)
@@ -234,6 +248,13 @@ from .interop import copy_weights_from_torch  # noqa: E402
 from .parameters import count_parameters  # noqa: E402
 
 __all__ = [
-    "Attentions", "Decoder", "DecoderLayer", "Encoder", "EncoderLayer", "Transformer",
-    "TransformerConfig", "copy_weights_from_torch", "count_parameters",
+    "Attentions",
+    "Decoder",
+    "DecoderLayer",
+    "Encoder",
+    "EncoderLayer",
+    "Transformer",
+    "TransformerConfig",
+    "copy_weights_from_torch",
+    "count_parameters",
 ]

@@ -32,9 +32,7 @@ def count_parameters(model: nn.Module) -> dict[str, int]:
     for name, p in model.named_parameters():  # named_parameters yields a shared tensor once
         if not p.requires_grad:
             continue
-        component = next(
-            (c for c, keys in _COMPONENTS if any(k in name for k in keys)), "other"
-        )
+        component = next((c for c, keys in _COMPONENTS if any(k in name for k in keys)), "other")
         counts[component] += p.numel()
     if not counts["other"]:
         del counts["other"]

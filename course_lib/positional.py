@@ -35,7 +35,9 @@ def sinusoidal_encoding(max_len: int, d_model: int) -> torch.Tensor:
         )
     position = torch.arange(max_len, dtype=torch.float64)[:, None]  # (max_len, 1)
     # ω_i = 10000^(-2i / d_model), computed in log space; float64 keeps the table exact to float32.
-    omega = torch.exp(torch.arange(0, d_model, 2, dtype=torch.float64) * (-math.log(10000.0) / d_model))
+    omega = torch.exp(
+        torch.arange(0, d_model, 2, dtype=torch.float64) * (-math.log(10000.0) / d_model)
+    )
     angle = position * omega  # (max_len, D/2)
     pe = torch.empty(max_len, d_model, dtype=torch.float64)
     pe[:, 0::2] = torch.sin(angle)

@@ -12,7 +12,11 @@ from course_lib.masks import causal_mask, padding_mask
 @pytest.mark.parametrize("lead", [(), (3,), (2, 4)])
 @pytest.mark.parametrize("T_q, T_k, d_k, d_v", [(1, 1, 1, 1), (4, 4, 8, 8), (5, 7, 16, 3)])
 def test_sdpa_shapes_and_rows_sum_to_one(lead, T_q, T_k, d_k, d_v):
-    q, k, v = torch.randn(*lead, T_q, d_k), torch.randn(*lead, T_k, d_k), torch.randn(*lead, T_k, d_v)
+    q, k, v = (
+        torch.randn(*lead, T_q, d_k),
+        torch.randn(*lead, T_k, d_k),
+        torch.randn(*lead, T_k, d_v),
+    )
     out, weights = scaled_dot_product_attention(q, k, v)
     assert out.shape == (*lead, T_q, d_v)
     assert weights.shape == (*lead, T_q, T_k)
@@ -24,7 +28,9 @@ def test_sdpa_worked_example_of_lesson_3():
     k = torch.tensor([[1.0, 0.0], [0.0, 1.0], [0.5, 0.5]])
     v = torch.tensor([[0.1, 0.9], [0.8, 0.2], [0.5, 0.5]])
     out, weights = scaled_dot_product_attention(q, k, v)
-    expected_w = torch.tensor([[0.4555, 0.2246, 0.3199], [0.2246, 0.4555, 0.3199], [1 / 3, 1 / 3, 1 / 3]])
+    expected_w = torch.tensor(
+        [[0.4555, 0.2246, 0.3199], [0.2246, 0.4555, 0.3199], [1 / 3, 1 / 3, 1 / 3]]
+    )
     expected_out = torch.tensor([[0.3852, 0.6148], [0.5468, 0.4532], [0.4667, 0.5333]])
     torch.testing.assert_close(weights, expected_w, atol=1e-4, rtol=0)
     torch.testing.assert_close(out, expected_out, atol=1e-4, rtol=0)
@@ -92,26 +98,39 @@ def test_unscaled_scores_would_differ():
         ((3, 2), (4, 3), (4, 2), None, ValueError, "last dimension (d_k)"),
         ((3, 2), (4, 2), (5, 2), None, ValueError, "as many positions"),
         ((2, 3, 2), (3, 4, 2), (3, 4, 2), None, ValueError, "broadcastable"),
-        ((3, 2), (4, 2), (4, 2), torch.ones(3, 5, dtype=torch.bool), ValueError, "mask must broadcast"),
+        (
+            (3, 2),
+            (4, 2),
+            (4, 2),
+            torch.ones(3, 5, dtype=torch.bool),
+            ValueError,
+            "mask must broadcast",
+        ),
         ((3, 2), (4, 2), (4, 2), torch.ones(3, 4), TypeError, "torch.bool"),
     ],
 )
 def test_sdpa_rejects_bad_input(q_shape, k_shape, v_shape, mask, error, words):
     with pytest.raises(error, match=words.replace("(", r"\(").replace(")", r"\)")):
-        scaled_dot_product_attention(torch.randn(q_shape), torch.randn(k_shape), torch.randn(v_shape), mask)
+        scaled_dot_product_attention(
+            torch.randn(q_shape), torch.randn(k_shape), torch.randn(v_shape), mask
+        )
 
 
 def test_sdpa_rejects_non_tensors_and_integer_tensors():
     with pytest.raises(TypeError, match="q must be a torch.Tensor; got list"):
         scaled_dot_product_attention([[1.0]], torch.randn(1, 1), torch.randn(1, 1))
     with pytest.raises(TypeError, match="k must be a floating-point tensor"):
-        scaled_dot_product_attention(torch.randn(1, 1), torch.ones(1, 1, dtype=torch.long), torch.randn(1, 1))
+        scaled_dot_product_attention(
+            torch.randn(1, 1), torch.ones(1, 1, dtype=torch.long), torch.randn(1, 1)
+        )
 
 
 # --- multi-head attention -------------------------------------------------------------
 
 
-@pytest.mark.parametrize("B, T_q, T_k, d_model, n_heads", [(1, 1, 1, 8, 1), (2, 5, 5, 16, 4), (3, 4, 7, 12, 3)])
+@pytest.mark.parametrize(
+    "B, T_q, T_k, d_model, n_heads", [(1, 1, 1, 8, 1), (2, 5, 5, 16, 4), (3, 4, 7, 12, 3)]
+)
 @pytest.mark.parametrize("need_weights", [False, True])
 def test_mha_shapes(B, T_q, T_k, d_model, n_heads, need_weights):
     mha = MultiHeadAttention(d_model, n_heads)
@@ -150,8 +169,15 @@ def test_mha_agrees_with_nn_multihead_attention(masked):
 
     out, weights = ours(x, x, x, mask, need_weights=True)
     fast = ours(x, x, x, mask)
-    ref_out, ref_weights = theirs(x, x, x, key_padding_mask=blocked_keys, attn_mask=blocked_pairs,
-                                  need_weights=True, average_attn_weights=True)
+    ref_out, ref_weights = theirs(
+        x,
+        x,
+        x,
+        key_padding_mask=blocked_keys,
+        attn_mask=blocked_pairs,
+        need_weights=True,
+        average_attn_weights=True,
+    )
     torch.testing.assert_close(out, ref_out, atol=1e-5, rtol=1e-5)
     torch.testing.assert_close(fast, ref_out, atol=1e-5, rtol=1e-5)
     torch.testing.assert_close(weights.mean(dim=1), ref_weights, atol=1e-6, rtol=1e-5)
@@ -197,12 +223,32 @@ def test_mha_rejects_bad_construction(make, words):
     "query, key, value, mask, error, words",
     [
         ((5, 8), (5, 8), (5, 8), None, ValueError, "query must be 3-D; got 2-D"),
-        ((2, 5, 6), (2, 5, 8), (2, 5, 8), None, ValueError, "query must have last dimension d_model = 8"),
+        (
+            (2, 5, 6),
+            (2, 5, 8),
+            (2, 5, 8),
+            None,
+            ValueError,
+            "query must have last dimension d_model = 8",
+        ),
         ((2, 5, 8), (2, 4, 8), (2, 3, 8), None, ValueError, "key and value must have the same"),
         ((2, 5, 8), (3, 4, 8), (3, 4, 8), None, ValueError, "same batch size"),
-        ((2, 5, 8), (2, 4, 8), (2, 4, 8), torch.ones(5, 5, dtype=torch.bool), ValueError,
-         r"\(B, H, T_q, T_k\) = \(2, 2, 5, 4\); got \(5, 5\)"),
-        ((2, 5, 8), (2, 4, 8), (2, 4, 8), torch.ones(5, 4, dtype=torch.int64), TypeError, "torch.bool"),
+        (
+            (2, 5, 8),
+            (2, 4, 8),
+            (2, 4, 8),
+            torch.ones(5, 5, dtype=torch.bool),
+            ValueError,
+            r"\(B, H, T_q, T_k\) = \(2, 2, 5, 4\); got \(5, 5\)",
+        ),
+        (
+            (2, 5, 8),
+            (2, 4, 8),
+            (2, 4, 8),
+            torch.ones(5, 4, dtype=torch.int64),
+            TypeError,
+            "torch.bool",
+        ),
     ],
 )
 def test_mha_rejects_bad_input(query, key, value, mask, error, words):

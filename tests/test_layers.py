@@ -49,14 +49,20 @@ def test_ffn_is_relu_between_two_linear_maps_applied_per_position():
 def test_ffn_worked_example_hidden_values():
     ffn = PositionwiseFeedForward(3, 6)
     with torch.no_grad():
-        ffn.w_1.weight.copy_(torch.tensor([
-            [0.2, -0.1, 0.3, 0.5, -0.2, 0.1],
-            [0.4, 0.3, -0.2, 0.1, 0.6, -0.3],
-            [-0.1, 0.5, 0.2, -0.3, 0.1, 0.4],
-        ]).T)
+        ffn.w_1.weight.copy_(
+            torch.tensor(
+                [
+                    [0.2, -0.1, 0.3, 0.5, -0.2, 0.1],
+                    [0.4, 0.3, -0.2, 0.1, 0.6, -0.3],
+                    [-0.1, 0.5, 0.2, -0.3, 0.1, 0.4],
+                ]
+            ).T
+        )
         ffn.w_1.bias.zero_()
     hidden = ffn.w_1(torch.tensor([0.5, -0.3, 0.8]))
-    torch.testing.assert_close(hidden, torch.tensor([-0.10, 0.26, 0.37, -0.02, -0.20, 0.46]), atol=1e-6, rtol=0)
+    torch.testing.assert_close(
+        hidden, torch.tensor([-0.10, 0.26, 0.37, -0.02, -0.20, 0.46]), atol=1e-6, rtol=0
+    )
 
 
 def test_residual_post_norm_and_pre_norm():
@@ -85,7 +91,11 @@ def test_residual_without_sublayer_output_keeps_the_signal():
     "call, error, words",
     [
         (lambda: PositionwiseFeedForward(8, 0), ValueError, "d_ff must be a positive int; got 0"),
-        (lambda: PositionwiseFeedForward(8, 16)(torch.zeros(2, 4)), ValueError, "last dimension d_model = 8"),
+        (
+            lambda: PositionwiseFeedForward(8, 16)(torch.zeros(2, 4)),
+            ValueError,
+            "last dimension d_model = 8",
+        ),
         (lambda: LayerNorm(4)(torch.zeros(2, 5)), ValueError, "last dimension d_model = 4"),
         (lambda: LayerNorm(4)(torch.zeros(2, 4, dtype=torch.long)), TypeError, "floating-point"),
         (lambda: ResidualSublayer(4, dropout=-0.1), ValueError, "dropout must be in"),

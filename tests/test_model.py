@@ -17,8 +17,18 @@ PAD = 0
 
 
 def small(**overrides):
-    settings = dict(src_vocab_size=30, tgt_vocab_size=40, d_model=32, n_heads=4, n_encoder_layers=2,
-                    n_decoder_layers=2, d_ff=64, dropout=0.0, max_len=64, share_embeddings=False)
+    settings = dict(
+        src_vocab_size=30,
+        tgt_vocab_size=40,
+        d_model=32,
+        n_heads=4,
+        n_encoder_layers=2,
+        n_decoder_layers=2,
+        d_ff=64,
+        dropout=0.0,
+        max_len=64,
+        share_embeddings=False,
+    )
     return TransformerConfig(**{**settings, **overrides})
 
 
@@ -106,8 +116,16 @@ def test_source_padding_does_not_change_the_result():
 def test_stacks_agree_with_nn_transformer(norm_first, B, S, T):
     c = small(attention_bias=True, final_norm=True, norm_first=norm_first)
     ours = Transformer(c).eval()
-    theirs = nn.Transformer(c.d_model, c.n_heads, c.n_encoder_layers, c.n_decoder_layers, c.d_ff,
-                            dropout=0.0, batch_first=True, norm_first=norm_first).eval()
+    theirs = nn.Transformer(
+        c.d_model,
+        c.n_heads,
+        c.n_encoder_layers,
+        c.n_decoder_layers,
+        c.d_ff,
+        dropout=0.0,
+        batch_first=True,
+        norm_first=norm_first,
+    ).eval()
     copy_weights_from_torch(ours, theirs)
     src = tokens(B, S, 30, lengths=[S, 2, S - 1][:B])
     tgt = tokens(B, T, 40, lengths=[T, T - 1, 1][:B])
@@ -118,8 +136,13 @@ def test_stacks_agree_with_nn_transformer(norm_first, B, S, T):
         out = ours.decoder(x_tgt, memory, target_mask(tgt, PAD), padding_mask(src, PAD))
         # PyTorch: True = blocked, the opposite polarity.
         ref_memory = theirs.encoder(x_src, src_key_padding_mask=src == PAD)
-        ref_out = theirs.decoder(x_tgt, memory, tgt_mask=nn.Transformer.generate_square_subsequent_mask(T),
-                                 tgt_key_padding_mask=tgt == PAD, memory_key_padding_mask=src == PAD)
+        ref_out = theirs.decoder(
+            x_tgt,
+            memory,
+            tgt_mask=nn.Transformer.generate_square_subsequent_mask(T),
+            tgt_key_padding_mask=tgt == PAD,
+            memory_key_padding_mask=src == PAD,
+        )
     # PyTorch's eval fast path zeroes padded encoder outputs, so compare real tokens only.
     torch.testing.assert_close(memory[src != PAD], ref_memory[src != PAD], atol=1e-5, rtol=1e-5)
     torch.testing.assert_close(out[tgt != PAD], ref_out[tgt != PAD], atol=1e-5, rtol=1e-5)
@@ -130,7 +153,9 @@ def test_copy_weights_rejects_a_mismatched_configuration():
     with pytest.raises(ValueError, match="ours.config.final_norm must be True"):
         copy_weights_from_torch(Transformer(small(attention_bias=True)), theirs)
     with pytest.raises(ValueError, match="ours.config.d_ff must be 64"):
-        copy_weights_from_torch(Transformer(small(d_ff=32, attention_bias=True, final_norm=True)), theirs)
+        copy_weights_from_torch(
+            Transformer(small(d_ff=32, attention_bias=True, final_norm=True)), theirs
+        )
     with pytest.raises(TypeError, match="theirs must be a torch.nn.Transformer"):
         copy_weights_from_torch(Transformer(small()), nn.Linear(2, 2))
 

@@ -10,15 +10,19 @@ def test_known_values_for_d_model_4():
     pe = sinusoidal_encoding(2, 4)
     torch.testing.assert_close(pe[0], torch.tensor([0.0, 1.0, 0.0, 1.0]))
     torch.testing.assert_close(pe[1], torch.tensor([0.841, 0.540, 0.010, 1.000]), atol=5e-4, rtol=0)
-    torch.testing.assert_close(pe[1], torch.tensor([0.841471, 0.540302, 0.0099998, 0.99995]), atol=1e-6, rtol=0)
+    torch.testing.assert_close(
+        pe[1], torch.tensor([0.841471, 0.540302, 0.0099998, 0.99995]), atol=1e-6, rtol=0
+    )
 
 
 def test_table_for_d_model_8_used_by_the_project():
-    expected = torch.tensor([
-        [0, 1, 0, 1, 0, 1, 0, 1],
-        [0.8415, 0.5403, 0.0998, 0.9950, 0.0100, 1.0000, 0.0010, 1.0000],
-        [0.9093, -0.4161, 0.1987, 0.9801, 0.0200, 0.9998, 0.0020, 1.0000],
-    ])
+    expected = torch.tensor(
+        [
+            [0, 1, 0, 1, 0, 1, 0, 1],
+            [0.8415, 0.5403, 0.0998, 0.9950, 0.0100, 1.0000, 0.0010, 1.0000],
+            [0.9093, -0.4161, 0.1987, 0.9801, 0.0200, 0.9998, 0.0020, 1.0000],
+        ]
+    )
     torch.testing.assert_close(sinusoidal_encoding(3, 8), expected, atol=1e-4, rtol=0)
 
 
@@ -74,8 +78,16 @@ def test_module_applies_dropout_in_training_only():
         (lambda: sinusoidal_encoding(10, 7), ValueError, "d_model must be even.*got 7"),
         (lambda: sinusoidal_encoding(0, 8), ValueError, "max_len must be a positive int; got 0"),
         (lambda: sinusoidal_encoding(10, 8.0), TypeError, "d_model must be an int; got float"),
-        (lambda: PositionalEncoding(8, max_len=4)(torch.zeros(1, 5, 8)), ValueError, "5 positions.*max_len = 4"),
-        (lambda: PositionalEncoding(8)(torch.zeros(1, 5, 6)), ValueError, "last dimension d_model = 8"),
+        (
+            lambda: PositionalEncoding(8, max_len=4)(torch.zeros(1, 5, 8)),
+            ValueError,
+            "5 positions.*max_len = 4",
+        ),
+        (
+            lambda: PositionalEncoding(8)(torch.zeros(1, 5, 6)),
+            ValueError,
+            "last dimension d_model = 8",
+        ),
         (lambda: PositionalEncoding(8)(torch.zeros(5, 8)), ValueError, "x must be 3-D; got 2-D"),
     ],
 )

@@ -1,0 +1,66 @@
+"""Turning sentences into translations and scoring them: exact match and corpus BLEU."""
+
+import torch
+
+from .data import PAD_ID, Vocab
+from .decoding import beam_search, greedy_decode
+
+
+def translate(
+    model,
+    sentences,
+    src_vocab: Vocab,
+    tgt_vocab: Vocab,
+    *,
+    method: str = "greedy",
+    beam_size: int = 4,
+    batch_size: int = 500,
+) -> list[str]:
+    """Translate English sentences with ``method`` ``"greedy"`` or ``"beam"``.
+
+    Words the source vocabulary does not know become ``<unk>``; call
+    ``src_vocab.unknown_words(sentence)`` to tell the reader which ones.
+    """
+    if isinstance(sentences, str):
+        raise TypeError("sentences must be a list of strings; wrap a single sentence in a list")
+    if method not in ("greedy", "beam"):
+        raise ValueError(f'method must be "greedy" or "beam"; got {method!r}')
+    out = []
+    for start in range(0, len(sentences), batch_size):
+        ids = [src_vocab.encode(s) for s in sentences[start : start + batch_size]]
+        width = max(len(i) for i in ids)
+        src = torch.tensor([i + [PAD_ID] * (width - len(i)) for i in ids], dtype=torch.long)
+        if method == "greedy":
+            tokens = greedy_decode(model, src)
+        else:
+            tokens = beam_search(model, src, beam_size)
+        out.extend(tgt_vocab.decode(row) for row in tokens)
+    return out
+
+
+def exact_match(hypotheses: list[str], references: list[str]) -> float:
+    """Fraction of hypotheses identical to their reference."""
+    if len(hypotheses) != len(references):
+        raise ValueError(
+            f"hypotheses and references must have the same length; got {len(hypotheses)} and {len(references)}"
+        )
+    return sum(h == r for h, r in zip(hypotheses, references, strict=True)) / max(
+        len(references), 1
+    )
+
+
+def corpus_bleu(hypotheses: list[str], references: list[str]) -> float:
+    """Corpus BLEU (0-100) computed by sacrebleu with its default settings."""
+    import sacrebleu  # imported late: only the evaluation needs it
+
+    return sacrebleu.corpus_bleu(hypotheses, [references]).score
+
+
+def evaluate_translation(model, pairs, src_vocab: Vocab, tgt_vocab: Vocab, **kwargs) -> dict:
+    """Exact match and BLEU of ``model`` on ``(english, french)`` pairs; kwargs go to :func:`translate`."""
+    sources, references = [p[0] for p in pairs], [p[1] for p in pairs]
+    hypotheses = translate(model, sources, src_vocab, tgt_vocab, **kwargs)
+    return {
+        "exact_match": exact_match(hypotheses, references),
+        "bleu": corpus_bleu(hypotheses, references),
+    }

@@ -1,0 +1,134 @@
+import pytest
+import torch
+import torch.nn.functional as F
+
+from course_lib.data import copy_task, infinite_batches
+from course_lib.model import Transformer, TransformerConfig
+from course_lib.training import (
+    label_smoothed_cross_entropy,
+    paper_optimizer,
+    train,
+    warmup_inverse_sqrt,
+    warmup_scheduler,
+)
+
+
+@pytest.mark.parametrize(
+    "step, lr",
+    [
+        (1, 1.747e-7),
+        (1000, 1.747e-4),
+        (2000, 3.494e-4),
+        (4000, 6.988e-4),
+        (8000, 4.941e-4),
+        (16000, 3.494e-4),
+        (20000, 3.125e-4),
+        (100000, 1.398e-4),
+    ],
+)
+def test_schedule_values_of_the_paper(step, lr):
+    assert warmup_inverse_sqrt(step, d_model=512, warmup=4000) == pytest.approx(lr, rel=1e-3)
+
+
+@pytest.mark.parametrize("warmup", [10, 400, 4000])
+def test_schedule_peaks_at_the_warmup_step(warmup):
+    lrs = [warmup_inverse_sqrt(s, 512, warmup) for s in range(1, 3 * warmup)]
+    assert lrs.index(max(lrs)) + 1 == warmup
+
+
+def test_schedule_counts_steps_from_one():
+    with pytest.raises(ValueError, match="step must be a positive int; got 0"):
+        warmup_inverse_sqrt(0, 512)
+
+
+def test_scheduler_drives_the_optimizer_from_step_one():
+    model = torch.nn.Linear(2, 2)
+    optimizer = paper_optimizer(model)
+    scheduler = warmup_scheduler(optimizer, d_model=512, warmup=4000)
+    seen = []
+    for _ in range(3):
+        seen.append(optimizer.param_groups[0]["lr"])
+        optimizer.step()
+        scheduler.step()
+    assert seen == pytest.approx([warmup_inverse_sqrt(s, 512, 4000) for s in (1, 2, 3)])
+    assert optimizer.defaults["betas"] == (0.9, 0.98) and optimizer.defaults["eps"] == 1e-9
+
+
+def test_label_smoothing_worked_example():
+    logits = torch.tensor([[2.0, 1.0, 0.1, -1.0]])
+    target = torch.tensor([0])  # class 0 here is a real class, not padding
+    loss = lambda eps: label_smoothed_cross_entropy(logits, target, eps, ignore_index=-100).item()  # noqa: E731
+    assert loss(0.0) == pytest.approx(0.4493, abs=1e-4)
+    assert loss(0.1) == pytest.approx(0.5968, abs=1e-4)
+
+
+@pytest.mark.parametrize("smoothing", [0.0, 0.1, 0.3])
+def test_label_smoothing_equals_pytorch_and_ignores_padding(smoothing):
+    logits = torch.randn(3, 5, 11)
+    target = torch.randint(1, 11, (3, 5))
+    target[0, 3:] = 0
+    target[2, 1:] = 0
+    expected = F.cross_entropy(
+        logits.flatten(0, 1), target.flatten(), label_smoothing=smoothing, ignore_index=0
+    )
+    torch.testing.assert_close(label_smoothed_cross_entropy(logits, target, smoothing), expected)
+
+
+def test_label_smoothing_rejects_mismatched_shapes():
+    with pytest.raises(
+        ValueError, match=r"target must have shape logits.shape\[:-1\] = \(3, 5\); got \(3, 4\)"
+    ):
+        label_smoothed_cross_entropy(torch.randn(3, 5, 7), torch.zeros(3, 4, dtype=torch.long))
+
+
+def _copy_model():
+    return Transformer(TransformerConfig.tiny(14, 14, dropout=0.0))
+
+
+def test_train_lowers_the_loss_and_records_history():
+    model = _copy_model()
+    history = train(
+        model, infinite_batches(copy_task(500, seq_len=4), 32), steps=80, warmup=400, progress=False
+    )
+    assert history.step == list(range(1, 81)) and len(history.loss) == len(history.lr) == 80
+    assert history.lr[:3] == pytest.approx([warmup_inverse_sqrt(s, 64, 400) for s in (1, 2, 3)])
+    assert sum(history.loss[-10:]) / 10 < 0.6 * sum(history.loss[:10]) / 10
+    assert not model.training
+
+
+def test_train_restores_the_best_evaluation_and_stops_at_target():
+    model = _copy_model()
+    scores = iter([0.2, 0.9, 0.5, 0.95])
+    weights_seen = []
+
+    def evaluate(m):
+        weights_seen.append(m.output_projection.bias.detach().clone())
+        return {"exact_match": next(scores)}
+
+    history = train(
+        model,
+        infinite_batches(copy_task(200, seq_len=4), 16),
+        steps=100,
+        warmup=10,
+        evaluate=evaluate,
+        eval_every=10,
+        target=0.95,
+        progress=False,
+    )
+    assert [e["step"] for e in history.evals] == [10, 20, 30, 40]  # stopped at the target
+    assert history.best["exact_match"] == 0.95
+    torch.testing.assert_close(model.output_projection.bias, weights_seen[-1])
+
+    scores = iter([0.2, 0.9, 0.5])
+    weights_seen.clear()
+    history = train(
+        model,
+        infinite_batches(copy_task(200, seq_len=4), 16),
+        steps=30,
+        warmup=10,
+        evaluate=evaluate,
+        eval_every=10,
+        progress=False,
+    )
+    assert history.best["step"] == 20
+    torch.testing.assert_close(model.output_projection.bias, weights_seen[1])
