@@ -28,7 +28,7 @@ def main():
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--holdout", default="triple", choices=["triple", "noun_adjective"])
-    parser.add_argument("--eval-every", type=int, default=100)
+    parser.add_argument("--eval-every", type=int, default=50)
     parser.add_argument("--max-steps", type=int, default=3000)
     args = parser.parse_args()
     torch.set_num_threads(args.threads)

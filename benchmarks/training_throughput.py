@@ -13,6 +13,7 @@ import argparse
 import math
 import statistics
 import time
+import warnings
 
 import torch
 import torch.nn.functional as F
@@ -80,6 +81,8 @@ def train_step(model, optimizer, batch) -> float:
 
 
 def main():
+    # nn.Transformer warns about its own internals (nested tensors, mask types); not ours to fix.
+    warnings.filterwarnings("ignore", category=UserWarning, module="torch")
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=40)
     parser.add_argument("--batch", type=int, default=64)

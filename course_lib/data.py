@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import torch
 
 from . import _validate
+from .masks import padding_mask, target_mask
 
 PAD_ID, BOS_ID, EOS_ID, UNK_ID = 0, 1, 2, 3
 SPECIALS = ("<pad>", "<bos>", "<eos>", "<unk>")
@@ -127,6 +128,16 @@ class Batch:
     def n_tokens(self) -> int:
         """Number of label tokens that are not padding (the loss is averaged over these)."""
         return int((self.tgt_out != PAD_ID).sum())
+
+    @property
+    def src_mask(self) -> torch.Tensor:
+        """``(B, 1, 1, S)``: the encoder (and cross-attention) may attend to real source tokens."""
+        return padding_mask(self.src, PAD_ID)
+
+    @property
+    def tgt_mask(self) -> torch.Tensor:
+        """``(B, 1, T, T)``: the decoder may attend to earlier, non-padding target tokens."""
+        return target_mask(self.tgt_in, PAD_ID)
 
     def to(self, device) -> "Batch":
         return Batch(self.src.to(device), self.tgt_in.to(device), self.tgt_out.to(device))
