@@ -10,13 +10,15 @@ lab: $(VENV)/.learner      ## set up, then open the lessons in JupyterLab
 
 test: $(VENV)/.dev         ## set up, then lint and run every test
 	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
 	$(BIN)/python -m pytest
 
 lint: $(VENV)/.dev
 	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
 
 format: $(VENV)/.dev
-	$(BIN)/ruff format course_lib tests benchmarks
+	$(BIN)/ruff format .
 	$(BIN)/ruff check --fix .
 
 bench: $(VENV)/.dev        ## print the speed figures recorded in benchmarks/README.md

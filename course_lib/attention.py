@@ -25,7 +25,8 @@ def scaled_dot_product_attention(q, k, v, mask=None, *, dropout_p: float = 0.0):
         k: ``(..., T_k, Dk)`` keys.
         v: ``(..., T_k, Dv)`` values.
         mask: optional boolean mask, ``True`` = may attend, broadcastable to ``(..., T_q, T_k)``.
-        dropout_p: dropout on the weights before they mix the values (training only).
+        dropout_p: dropout on the weights before they mix the values; always applied when
+            non-zero, so pass 0 outside training (``MultiHeadAttention`` does).
 
     Returns:
         ``(output, weights)``: output ``(..., T_q, Dv)``; weights ``(..., T_q, T_k)``, each row
@@ -35,6 +36,8 @@ def scaled_dot_product_attention(q, k, v, mask=None, *, dropout_p: float = 0.0):
         _validate.tensor(name, x, floating=True)
         if x.dim() < 2:
             raise ValueError(f"{name} must be at least 2-D (..., T, d); got shape {tuple(x.shape)}")
+    if not q.dtype == k.dtype == v.dtype:
+        raise TypeError(f"q, k and v must share one dtype; got {q.dtype}, {k.dtype}, {v.dtype}")
     if k.shape[-1] != q.shape[-1]:
         raise ValueError(
             f"k must have the same last dimension (d_k) as q; got q {tuple(q.shape)}, k {tuple(k.shape)}"
@@ -125,6 +128,10 @@ class MultiHeadAttention(nn.Module):
         for name, x in (("query", query), ("key", key), ("value", value)):
             _validate.tensor(name, x, ndim=3, floating=True)
             _validate.last_dim(name, x, self.d_model, "d_model")
+            if x.dtype != self.w_q.weight.dtype:
+                raise TypeError(
+                    f"{name} must have the module's dtype {self.w_q.weight.dtype}; got {x.dtype}"
+                )
         if key.shape[:2] != value.shape[:2]:
             raise ValueError(
                 "key and value must have the same (B, T_k); "

@@ -1,7 +1,8 @@
 """Auto-regressive decoding (paper §6.1): greedy, and beam search with length normalisation.
 
 The encoder runs once; the decoder then runs once per output token, because token t
-is an input of step t + 1. Both functions take a :class:`course_lib.model.Transformer`.
+is an input of step t + 1. Both functions take a :class:`course_lib.model.Transformer`
+and leave it in eval mode (no dropout). PAD and BOS are never generated.
 
 Shapes: B batch, S source length, L output length, K beam size, V vocabulary size.
 """
@@ -22,6 +23,17 @@ def _max_len(model, src, max_len):
 
 def _check_src(src):
     _validate.token_ids("src", src)
+    if 0 in src.shape:
+        raise ValueError(
+            f"src must hold at least one token per row and one row; got shape {tuple(src.shape)}"
+        )
+
+
+def _next_token_logits(model, ys, memory, src_mask):
+    """Logits for the token after ``ys``, with PAD and BOS ruled out: they are never outputs."""
+    logits = model.decode(ys, memory, src_mask)[:, -1]  # (B, V): the last position only
+    logits[:, [PAD_ID, BOS_ID]] = float("-inf")
+    return logits
 
 
 @torch.no_grad()
@@ -38,13 +50,13 @@ def greedy_decode(model, src, max_len: int | None = None) -> torch.Tensor:
     _check_src(src)
     model.eval()
     max_len = _max_len(model, src, max_len)
-    src_mask = padding_mask(src, model.config.pad_id)
+    src_mask = padding_mask(src, PAD_ID)
     memory = model.encode(src, src_mask)  # (B, S, D), computed once
-    ys = torch.full((src.shape[0], 1), BOS_ID, dtype=torch.long)
-    done = torch.zeros(src.shape[0], dtype=torch.bool)
+    ys = torch.full((src.shape[0], 1), BOS_ID, dtype=torch.long, device=src.device)
+    done = torch.zeros(src.shape[0], dtype=torch.bool, device=src.device)
     for _ in range(max_len):
-        logits = model.decode(ys, memory, src_mask)[:, -1]  # (B, V): the last position only
-        token = logits.argmax(dim=-1).masked_fill(done, PAD_ID)
+        token = _next_token_logits(model, ys, memory, src_mask).argmax(dim=-1)
+        token = token.masked_fill(done, PAD_ID)
         ys = torch.cat([ys, token[:, None]], dim=1)
         done |= token == EOS_ID
         if done.all():
@@ -69,29 +81,37 @@ def beam_search(model, src, beam_size: int = 4, max_len: int | None = None, alph
     """
     _check_src(src)
     _validate.positive_int("beam_size", beam_size)
+    if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or alpha < 0:
+        raise ValueError(f"alpha must be a number >= 0; got {alpha!r}")
     model.eval()
     max_len = _max_len(model, src, max_len)
     rows = [
         _beam_one(model, src[b : b + 1], beam_size, max_len, alpha) for b in range(src.shape[0])
     ]
     width = max(len(r) for r in rows)
-    return torch.tensor([r + [PAD_ID] * (width - len(r)) for r in rows], dtype=torch.long)
+    padded = [r + [PAD_ID] * (width - len(r)) for r in rows]
+    return torch.tensor(padded, dtype=torch.long, device=src.device)
 
 
 def _beam_one(model, src, beam_size, max_len, alpha) -> list[int]:
-    src_mask = padding_mask(src, model.config.pad_id)
+    src_mask = padding_mask(src, PAD_ID)
     memory = model.encode(src, src_mask)  # (1, S, D)
-    beams = torch.full((1, 1), BOS_ID, dtype=torch.long)  # (K, t): alive hypotheses
-    scores = torch.zeros(1)  # (K,) summed log-probabilities
+    device = src.device
+    beams = torch.full((1, 1), BOS_ID, dtype=torch.long, device=device)  # (K, t): alive ones
+    scores = torch.zeros(1, device=device)  # (K,) summed log-probabilities
     finished = []  # (normalised score, tokens without BOS)
     for t in range(1, max_len + 1):
         k = beams.shape[0]
-        logits = model.decode(beams, memory.expand(k, -1, -1), src_mask.expand(k, -1, -1, -1))
-        candidates = scores[:, None] + logits[:, -1].log_softmax(dim=-1)  # (K, V)
+        logits = _next_token_logits(
+            model, beams, memory.expand(k, -1, -1), src_mask.expand(k, -1, -1, -1)
+        )
+        candidates = scores[:, None] + logits.log_softmax(dim=-1)  # (K, V)
         top_scores, top = candidates.flatten().topk(min(2 * beam_size, candidates.numel()))
         vocab = candidates.shape[1]
         keep_beams, keep_scores = [], []
         for rank, (score, index) in enumerate(zip(top_scores.tolist(), top.tolist(), strict=True)):
+            if score == float("-inf"):  # PAD or BOS: ruled out, and so is everything after
+                break
             seq = beams[index // vocab].tolist()[1:] + [index % vocab]
             if seq[-1] == EOS_ID:
                 if rank < beam_size:  # only a hypothesis that would have made the beam counts
@@ -101,7 +121,8 @@ def _beam_one(model, src, beam_size, max_len, alpha) -> list[int]:
                 keep_scores.append(score)
         if not keep_beams:
             break
-        beams, scores = torch.tensor(keep_beams), torch.tensor(keep_scores)
+        beams = torch.tensor(keep_beams, device=device)
+        scores = torch.tensor(keep_scores, device=device)
         # Log-probabilities only fall as a hypothesis grows, so an alive one can at best
         # reach its current score divided by the largest penalty; stop when none can win.
         best_alive = scores.max().item() / length_penalty(max_len, alpha)

@@ -2,6 +2,7 @@
 
 import torch
 
+from . import _validate
 from .data import PAD_ID, Vocab
 from .decoding import beam_search, greedy_decode
 
@@ -15,8 +16,11 @@ def translate(
     method: str = "greedy",
     beam_size: int = 4,
     batch_size: int = 500,
+    max_len: int | None = None,
 ) -> list[str]:
     """Translate English sentences with ``method`` ``"greedy"`` or ``"beam"``.
+
+    ``max_len`` caps each translation's length (default: the batch's longest source + 50).
 
     Words the source vocabulary does not know become ``<unk>``; call
     ``src_vocab.unknown_words(sentence)`` to tell the reader which ones.
@@ -25,15 +29,19 @@ def translate(
         raise TypeError("sentences must be a list of strings; wrap a single sentence in a list")
     if method not in ("greedy", "beam"):
         raise ValueError(f'method must be "greedy" or "beam"; got {method!r}')
+    _validate.positive_int("batch_size", batch_size)
+    for i, sentence in enumerate(sentences):
+        if not isinstance(sentence, str) or not sentence.strip():
+            raise ValueError(f"sentences[{i}] must be a non-empty string; got {sentence!r}")
     out = []
     for start in range(0, len(sentences), batch_size):
         ids = [src_vocab.encode(s) for s in sentences[start : start + batch_size]]
         width = max(len(i) for i in ids)
         src = torch.tensor([i + [PAD_ID] * (width - len(i)) for i in ids], dtype=torch.long)
         if method == "greedy":
-            tokens = greedy_decode(model, src)
+            tokens = greedy_decode(model, src, max_len)
         else:
-            tokens = beam_search(model, src, beam_size)
+            tokens = beam_search(model, src, beam_size, max_len)
         out.extend(tgt_vocab.decode(row) for row in tokens)
     return out
 

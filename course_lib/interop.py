@@ -45,10 +45,20 @@ def copy_weights_from_torch(ours, theirs: nn.Transformer):
     Returns:
         ``ours``, for chaining.
     """
+    from .model import Transformer  # here, because model.py re-exports this function
+
+    if not isinstance(ours, Transformer):
+        raise TypeError(f"ours must be a course_lib.model.Transformer; got {type(ours).__name__}")
     if not isinstance(theirs, nn.Transformer):
         raise TypeError(f"theirs must be a torch.nn.Transformer; got {type(theirs).__name__}")
     c = ours.config
     their_layer = theirs.encoder.layers[0]
+    if their_layer.self_attn.in_proj_bias is None or their_layer.norm1.bias is None:
+        raise ValueError("theirs must be built with bias=True (the default)")
+    if their_layer.norm1.eps != ours.encoder.layers[0].residual1.norm.eps:
+        raise ValueError(
+            f"theirs must use layer_norm_eps=1e-5 like ours; got {their_layer.norm1.eps}"
+        )
     expected = {
         "d_model": (c.d_model, theirs.d_model),
         "n_heads": (c.n_heads, theirs.nhead),

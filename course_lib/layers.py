@@ -57,6 +57,8 @@ class ResidualSublayer(nn.Module):
         self.norm_first = norm_first
 
     def forward(self, x: torch.Tensor, sublayer):
+        _validate.tensor("x", x, floating=True)
+        _validate.last_dim("x", x, self.norm.normalized_shape[0], "d_model")
         out = sublayer(self.norm(x) if self.norm_first else x)
         y, rest = (out[0], out[1:]) if isinstance(out, tuple) else (out, ())
         y = x + self.dropout(y)
@@ -79,6 +81,8 @@ class LayerNorm(nn.Module):
     def __init__(self, d_model: int, eps: float = 1e-5):
         super().__init__()
         _validate.positive_int("d_model", d_model)
+        if not eps > 0:
+            raise ValueError(f"eps must be a small positive number; got {eps}")
         self.gamma = nn.Parameter(torch.ones(d_model))
         self.beta = nn.Parameter(torch.zeros(d_model))
         self.eps = eps

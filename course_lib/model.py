@@ -11,6 +11,7 @@ from torch import nn
 
 from . import _validate
 from .attention import MultiHeadAttention
+from .data import PAD_ID
 from .layers import PositionwiseFeedForward, ResidualSublayer
 from .masks import padding_mask, target_mask
 from .positional import PositionalEncoding
@@ -33,7 +34,6 @@ class TransformerConfig:
     attention_bias: bool = False  # §3.2.2 writes the projections as matrices, without biases
     norm_first: bool = False  # post-norm as in the paper; True gives pre-norm
     final_norm: bool = False  # a LayerNorm after each stack, as nn.Transformer always has
-    pad_id: int = 0  # token id of padding, masked out of attention
 
     def __post_init__(self):
         for name in ("src_vocab_size", "tgt_vocab_size", "d_model", "n_heads", "d_ff", "max_len"):
@@ -41,6 +41,10 @@ class TransformerConfig:
         for name in ("n_encoder_layers", "n_decoder_layers"):
             _validate.positive_int(name, getattr(self, name))
         _validate.divisible(self.d_model, self.n_heads)
+        if self.d_model % 2:
+            raise ValueError(
+                f"d_model must be even: the positional encoding pairs sin and cos; got {self.d_model}"
+            )
         _validate.probability("dropout", self.dropout)
         if self.share_embeddings and self.src_vocab_size != self.tgt_vocab_size:
             raise ValueError(
@@ -172,8 +176,8 @@ class Transformer(nn.Module):
     the pre-softmax layer; it is initialised with std d_model^-0.5 so that the scaled
     embeddings start with unit variance.
 
-    Masks default to what the inputs imply: source padding for the encoder and for
-    cross-attention; causal and target padding for the decoder.
+    Masks default to what the inputs imply, with ``PAD_ID`` as padding: source padding
+    for the encoder and for cross-attention; causal and target padding for the decoder.
 
     Shape:
         src ``(B, S)``, tgt ``(B, T)`` integer ids -> logits ``(B, T, V)``.
@@ -209,7 +213,9 @@ class Transformer(nn.Module):
         """Source ids ``(B, S)`` -> memory ``(B, S, D)`` (and per-layer weights if asked)."""
         x = self._embed(src, self.src_embed, "src")
         if src_mask is None:
-            src_mask = padding_mask(src, self.config.pad_id)
+            src_mask = padding_mask(src, PAD_ID)
+        B, S = src.shape
+        _validate.mask("src_mask", src_mask, (B, self.config.n_heads, S, S))
         return self.encoder(x, src_mask, need_weights)
 
     def decode(self, tgt, memory, memory_mask=None, tgt_mask=None, need_weights: bool = False):
@@ -219,12 +225,16 @@ class Transformer(nn.Module):
         """
         x = self._embed(tgt, self.tgt_embed, "tgt")
         _validate.tensor("memory", memory, ndim=3, floating=True)
-        if memory.shape[0] != tgt.shape[0]:
+        (B, T), (S, width), H = tgt.shape, memory.shape[1:], self.config.n_heads
+        if memory.shape[0] != B or width != self.config.d_model:
             raise ValueError(
-                f"memory must have batch size {tgt.shape[0]} like tgt; got {tuple(memory.shape)}"
+                f"memory must have shape (B, S, d_model) = ({B}, S, {self.config.d_model}); "
+                f"got {tuple(memory.shape)}"
             )
         if tgt_mask is None:
-            tgt_mask = target_mask(tgt, self.config.pad_id)
+            tgt_mask = target_mask(tgt, PAD_ID)
+        _validate.mask("tgt_mask", tgt_mask, (B, H, T, T))
+        _validate.mask("memory_mask", memory_mask, (B, H, T, S))
         out = self.decoder(x, memory, tgt_mask, memory_mask, need_weights)
         if not need_weights:
             return self.output_projection(out)
@@ -235,7 +245,7 @@ class Transformer(nn.Module):
         """Logits ``(B, T, V)``; with ``need_weights=True``, ``(logits, Attentions)``."""
         if src_mask is None:
             _validate.token_ids("src", src)
-            src_mask = padding_mask(src, self.config.pad_id)
+            src_mask = padding_mask(src, PAD_ID)
         if not need_weights:
             return self.decode(tgt, self.encode(src, src_mask), src_mask, tgt_mask)
         memory, enc_w = self.encode(src, src_mask, need_weights=True)

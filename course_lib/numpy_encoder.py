@@ -28,6 +28,11 @@ def positional_encoding(seq_len: int, d_model: int) -> np.ndarray:
 
     Column 2i holds sin(angle) and column 2i+1 cos(angle).
     """
+    for name, value in (("seq_len", seq_len), ("d_model", d_model)):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+            raise TypeError(f"{name} must be an int; got {type(value).__name__}")
+    if seq_len < 1:
+        raise ValueError(f"seq_len must be a positive int; got {seq_len}")
     if d_model < 2 or d_model % 2:
         raise ValueError(f"d_model must be even and positive: (sin, cos) pairs; got {d_model}")
     pos = np.arange(seq_len)[:, None]  # (T, 1)

@@ -56,17 +56,28 @@ def label_smoothed_cross_entropy(
         target: ``(N,)`` or ``(B, T)`` class ids; positions equal to ``ignore_index`` do not count.
 
     Returns:
-        The mean loss over the counted positions (a scalar tensor).
+        The mean loss over the counted positions (a scalar tensor); 0 when every position is
+        ignored, where ``F.cross_entropy`` would give NaN.
     """
     _validate.tensor("logits", logits, floating=True)
     _validate.tensor("target", target)
+    if target.is_floating_point() or target.dtype == torch.bool:
+        raise TypeError(f"target must hold integer class ids; got dtype {target.dtype}")
     if logits.shape[:-1] != target.shape:
         raise ValueError(
             f"target must have shape logits.shape[:-1] = {tuple(logits.shape[:-1])}; got {tuple(target.shape)}"
         )
     _validate.probability("smoothing", smoothing)
-    log_p = logits.log_softmax(dim=-1)
     keep = target != ignore_index
+    if (
+        keep.any()
+        and not 0 <= int(target[keep].min()) <= int(target[keep].max()) < logits.shape[-1]
+    ):
+        raise ValueError(
+            f"target ids must be in [0, {logits.shape[-1]}) (the logits' last dimension); "
+            f"got values from {int(target[keep].min())} to {int(target[keep].max())}"
+        )
+    log_p = logits.log_softmax(dim=-1)
     nll = -log_p.gather(-1, target.clamp(min=0).unsqueeze(-1)).squeeze(-1)  # -log p(true class)
     uniform = -log_p.mean(dim=-1)  # cross-entropy against the uniform distribution
     loss = (1 - smoothing) * nll + smoothing * uniform
@@ -112,6 +123,11 @@ def train(
     """
     _validate.positive_int("steps", steps)
     _validate.positive_int("eval_every", eval_every)
+    if not isinstance(batches, Iterator):
+        raise TypeError(
+            "batches must be an iterator of Batch, e.g. data.infinite_batches(pairs, 64); "
+            f"got {type(batches).__name__}"
+        )
     optimizer = paper_optimizer(model)
     scheduler = warmup_scheduler(optimizer, model.config.d_model, warmup, factor)
     history, best_state = History(), None

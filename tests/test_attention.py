@@ -1,5 +1,3 @@
-import math
-
 import pytest
 import torch
 import torch.nn.functional as F
@@ -84,11 +82,12 @@ def test_fully_masked_row_gives_zeros_not_nan_forward_and_backward():
     assert torch.isfinite(q.grad).all()
 
 
-def test_unscaled_scores_would_differ():
-    # The 1/sqrt(d_k) factor is applied: doubling d_k's scale changes the weights accordingly.
-    q, k = torch.randn(1, 2, 16), torch.randn(1, 3, 16)
+def test_scores_are_divided_by_sqrt_d_k():
+    q, k = torch.randn(1, 2, 64), torch.randn(1, 3, 64)
     _, weights = scaled_dot_product_attention(q, k, torch.randn(1, 3, 2))
-    torch.testing.assert_close(weights, (q @ k.transpose(-2, -1) / math.sqrt(16)).softmax(-1))
+    scores = q @ k.transpose(-2, -1)
+    torch.testing.assert_close(weights, (scores / 8).softmax(-1))
+    assert not torch.allclose(weights, scores.softmax(-1), atol=1e-2)
 
 
 @pytest.mark.parametrize(
@@ -119,6 +118,10 @@ def test_sdpa_rejects_bad_input(q_shape, k_shape, v_shape, mask, error, words):
 def test_sdpa_rejects_non_tensors_and_integer_tensors():
     with pytest.raises(TypeError, match="q must be a torch.Tensor; got list"):
         scaled_dot_product_attention([[1.0]], torch.randn(1, 1), torch.randn(1, 1))
+    with pytest.raises(TypeError, match="q, k and v must share one dtype"):
+        scaled_dot_product_attention(
+            torch.randn(1, 1), torch.randn(1, 1).double(), torch.randn(1, 1)
+        )
     with pytest.raises(TypeError, match="k must be a floating-point tensor"):
         scaled_dot_product_attention(
             torch.randn(1, 1), torch.ones(1, 1, dtype=torch.long), torch.randn(1, 1)
@@ -181,13 +184,30 @@ def test_mha_agrees_with_nn_multihead_attention(masked):
     torch.testing.assert_close(out, ref_out, atol=1e-5, rtol=1e-5)
     torch.testing.assert_close(fast, ref_out, atol=1e-5, rtol=1e-5)
     torch.testing.assert_close(weights.mean(dim=1), ref_weights, atol=1e-6, rtol=1e-5)
+    _, per_head = theirs(
+        x,
+        x,
+        x,
+        key_padding_mask=blocked_keys,
+        attn_mask=blocked_pairs,
+        need_weights=True,
+        average_attn_weights=False,
+    )
+    torch.testing.assert_close(weights, per_head, atol=1e-6, rtol=1e-5)
+    assert not torch.allclose(weights[:, 0], weights[:, 1])  # heads differ: not averaged
 
 
-def test_mha_per_head_weights_are_not_averaged():
-    mha = MultiHeadAttention(16, 4)
-    x = torch.randn(1, 5, 16)
-    _, weights = mha(x, x, x, need_weights=True)
-    assert not torch.allclose(weights[0, 0], weights[0, 1])
+@pytest.mark.parametrize("need_weights", [False, True])
+def test_mha_fully_masked_rows_give_zeros_without_nan(need_weights):
+    mha = MultiHeadAttention(16, 4, bias=False)  # no bias, so an empty row maps to exactly 0
+    x = torch.randn(2, 3, 16, requires_grad=True)
+    mask = torch.ones(2, 1, 3, 3, dtype=torch.bool)
+    mask[1, 0, 2] = False  # query 2 of sentence 1 may attend to nothing
+    result = mha(x, x, x, mask, need_weights=need_weights)
+    out = result[0] if need_weights else result
+    assert torch.equal(out[1, 2], torch.zeros(16))
+    out.sum().backward()
+    assert torch.isfinite(x.grad).all()
 
 
 @pytest.mark.parametrize("bias, expected", [(True, 1_050_624), (False, 1_048_576)])
@@ -255,3 +275,12 @@ def test_mha_rejects_bad_input(query, key, value, mask, error, words):
     mha = MultiHeadAttention(8, 2)
     with pytest.raises(error, match=words):
         mha(torch.randn(query), torch.randn(key), torch.randn(value), mask)
+
+
+def test_mha_rejects_a_dtype_other_than_its_own():
+    mha = MultiHeadAttention(8, 2)
+    x = torch.randn(1, 3, 8, dtype=torch.float64)
+    with pytest.raises(
+        TypeError, match="query must have the module's dtype torch.float32; got torch.float64"
+    ):
+        mha(x, x, x)

@@ -196,5 +196,13 @@ def test_batch_masks_follow_the_course_convention():
     batch = collate([([4, 5, 6], [7]), ([8], [9, 10])])
     assert batch.src_mask[:, 0, 0].tolist() == [[True, True, True], [True, False, False]]
     # tgt_in rows: [BOS, 7, PAD] and [BOS, 9, 10]; True = may attend, causal and not padding.
-    assert batch.tgt_mask[0, 0].tolist() == [[True, False, False], [True, True, False], [True, True, False]]
-    assert batch.tgt_mask[1, 0].tolist() == [[True, False, False], [True, True, False], [True, True, True]]
+    assert batch.tgt_mask[0, 0].tolist() == [
+        [True, False, False],
+        [True, True, False],
+        [True, True, False],
+    ]
+    assert batch.tgt_mask[1, 0].tolist() == [
+        [True, False, False],
+        [True, True, False],
+        [True, True, True],
+    ]

@@ -99,6 +99,16 @@ def test_residual_without_sublayer_output_keeps_the_signal():
         (lambda: LayerNorm(4)(torch.zeros(2, 5)), ValueError, "last dimension d_model = 4"),
         (lambda: LayerNorm(4)(torch.zeros(2, 4, dtype=torch.long)), TypeError, "floating-point"),
         (lambda: ResidualSublayer(4, dropout=-0.1), ValueError, "dropout must be in"),
+        (
+            lambda: ResidualSublayer(4)(torch.zeros(2, 3, 5), torch.relu),
+            ValueError,
+            "x must have last dimension d_model = 4",
+        ),
+        (
+            lambda: LayerNorm(4, eps=-1.0),
+            ValueError,
+            "eps must be a small positive number; got -1.0",
+        ),
     ],
 )
 def test_layers_reject_bad_input(call, error, words):

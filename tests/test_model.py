@@ -148,6 +148,7 @@ def test_stacks_agree_with_nn_transformer(norm_first, B, S, T):
     torch.testing.assert_close(out[tgt != PAD], ref_out[tgt != PAD], atol=1e-5, rtol=1e-5)
 
 
+@pytest.mark.filterwarnings("ignore::UserWarning")
 def test_copy_weights_rejects_a_mismatched_configuration():
     theirs = nn.Transformer(32, 4, 2, 2, 64, batch_first=True)
     with pytest.raises(ValueError, match="ours.config.final_norm must be True"):
@@ -158,6 +159,11 @@ def test_copy_weights_rejects_a_mismatched_configuration():
         )
     with pytest.raises(TypeError, match="theirs must be a torch.nn.Transformer"):
         copy_weights_from_torch(Transformer(small()), nn.Linear(2, 2))
+    with pytest.raises(TypeError, match="ours must be a course_lib.model.Transformer; got Linear"):
+        copy_weights_from_torch(nn.Linear(2, 2), theirs)
+    no_bias = nn.Transformer(32, 4, 2, 2, 64, batch_first=True, bias=False)
+    with pytest.raises(ValueError, match="theirs must be built with bias=True"):
+        copy_weights_from_torch(Transformer(small(attention_bias=True, final_norm=True)), no_bias)
 
 
 # --- the paper's numbers ----------------------------------------------------------------
@@ -217,6 +223,7 @@ def test_count_parameters_skips_frozen_and_rejects_non_modules():
         (dict(src_vocab_size=10), "share_embeddings needs src_vocab_size == tgt_vocab_size"),
         (dict(dropout=1.0), r"dropout must be in \[0, 1\)"),
         (dict(n_encoder_layers=0), "n_encoder_layers must be a positive int; got 0"),
+        (dict(d_model=9, n_heads=3), "d_model must be even.*got 9"),
     ],
 )
 def test_config_rejects_bad_settings(settings, words):
@@ -230,7 +237,32 @@ def test_model_rejects_bad_input():
         model(torch.randn(2, 3), tokens(2, 3, 40))
     with pytest.raises(ValueError, match="tgt must be 2-D; got 1-D"):
         model(tokens(2, 3, 30), torch.tensor([1, 2]))
-    with pytest.raises(ValueError, match="memory must have batch size 2"):
+    with pytest.raises(
+        ValueError,
+        match=r"memory must have shape \(B, S, d_model\) = \(2, S, 32\); got \(3, 3, 32\)",
+    ):
         model.decode(tokens(2, 3, 40), torch.randn(3, 3, 32))
-    with pytest.raises(ValueError, match=r"mask must broadcast to \(B, H, T_q, T_k\)"):
+    with pytest.raises(ValueError, match=r"memory must have shape .*got \(2, 3, 16\)"):
+        model.decode(tokens(2, 3, 40), torch.randn(2, 3, 16))
+    with pytest.raises(
+        ValueError, match=r"src_mask must broadcast to \(B, H, T_q, T_k\) = \(2, 4, 3, 3\)"
+    ):
         model(tokens(2, 3, 30), tokens(2, 4, 40), src_mask=torch.ones(2, 5, dtype=torch.bool))
+    with pytest.raises(TypeError, match="tgt_mask must have dtype torch.bool"):
+        model(tokens(2, 3, 30), tokens(2, 4, 40), tgt_mask=torch.ones(4, 4))
+    with pytest.raises(ValueError, match=r"memory_mask must broadcast to .* = \(2, 4, 4, 3\)"):
+        model.decode(
+            tokens(2, 4, 40),
+            torch.randn(2, 3, 32),
+            memory_mask=torch.ones(2, 1, 1, 5, dtype=torch.bool),
+        )
+
+
+def test_an_all_padding_sentence_trains_without_nan():
+    model = Transformer(small(dropout=0.1)).train()
+    src, tgt = tokens(2, 5, 30), tokens(2, 4, 40)
+    src[1] = PAD  # nothing to attend to in the encoder or in cross-attention
+    logits = model(src, tgt)
+    logits.sum().backward()
+    assert torch.isfinite(logits).all()
+    assert all(torch.isfinite(p.grad).all() for p in model.parameters() if p.grad is not None)

@@ -356,3 +356,15 @@ def test_feed_forward_w2_of_wrong_shape_is_rejected(trace, inputs):
 def test_report_rejects_wrong_number_of_tokens(trace):
     with pytest.raises(ValueError, match=r"tokens .*3.*got 2"):
         ne.report(trace, tokens=("the", "cat"))
+
+
+@pytest.mark.parametrize(
+    "args, error, words",
+    [
+        ((3, 8.0), TypeError, "d_model must be an int; got float"),
+        ((0, 8), ValueError, "seq_len must be a positive int; got 0"),
+    ],
+)
+def test_positional_encoding_rejects_bad_sizes(args, error, words):
+    with pytest.raises(error, match=words):
+        ne.positional_encoding(*args)

@@ -1,3 +1,5 @@
+import itertools
+
 import pytest
 import torch
 import torch.nn.functional as F
@@ -132,3 +134,19 @@ def test_train_restores_the_best_evaluation_and_stops_at_target():
     )
     assert history.best["step"] == 20
     torch.testing.assert_close(model.output_projection.bias, weights_seen[1])
+
+
+def test_loss_rejects_bad_targets():
+    logits = torch.randn(2, 3, 5)
+    with pytest.raises(
+        TypeError, match="target must hold integer class ids; got dtype torch.float32"
+    ):
+        label_smoothed_cross_entropy(logits, torch.zeros(2, 3))
+    with pytest.raises(ValueError, match=r"target ids must be in \[0, 5\).*from 1 to 7"):
+        label_smoothed_cross_entropy(logits, torch.tensor([[1, 7, 2], [0, 0, 3]]))
+
+
+def test_train_needs_an_iterator_of_batches():
+    batches = list(itertools.islice(infinite_batches(copy_task(10, seq_len=3), 4), 2))
+    with pytest.raises(TypeError, match="batches must be an iterator of Batch.*got list"):
+        train(_copy_model(), batches, steps=2, progress=False)
