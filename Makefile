@@ -5,8 +5,11 @@ BIN    := $(VENV)/bin
 
 .PHONY: lab test lint format bench clean
 
+# JupyterLab refuses to run as root unless told; containers often run as root.
+ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root)
+
 lab: $(VENV)/.learner      ## set up, then open the lessons in JupyterLab
-	$(BIN)/jupyter lab lessons/
+	$(BIN)/jupyter lab lessons/ $(ROOT_FLAG)
 
 test: $(VENV)/.dev         ## set up, then lint and run every test
 	$(BIN)/ruff check .

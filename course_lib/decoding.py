@@ -45,7 +45,8 @@ def greedy_decode(model, src, max_len: int | None = None) -> torch.Tensor:
         max_len: most tokens to generate; default ``S + 50``.
 
     Returns:
-        ``(B, L)`` generated ids without BOS; each row ends at its EOS, then ``PAD_ID``.
+        ``(B, L)`` generated ids without BOS; a row that produced EOS within ``max_len``
+        has ``PAD_ID`` after it.
     """
     _check_src(src)
     model.eval()

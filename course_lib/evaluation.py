@@ -1,4 +1,7 @@
-"""Turning sentences into translations and scoring them: exact match and corpus BLEU."""
+"""Turning sentences into translations and scoring them: exact match and corpus BLEU.
+
+Sentences are plain strings; ids are padded into ``(B, S)`` batches with ``PAD_ID``.
+"""
 
 import torch
 

@@ -36,9 +36,9 @@ class TransformerConfig:
     final_norm: bool = False  # a LayerNorm after each stack, as nn.Transformer always has
 
     def __post_init__(self):
-        for name in ("src_vocab_size", "tgt_vocab_size", "d_model", "n_heads", "d_ff", "max_len"):
-            _validate.positive_int(name, getattr(self, name))
-        for name in ("n_encoder_layers", "n_decoder_layers"):
+        sizes = ("src_vocab_size", "tgt_vocab_size", "d_model", "n_heads", "n_encoder_layers",
+                 "n_decoder_layers", "d_ff", "max_len")  # fmt: skip
+        for name in sizes:
             _validate.positive_int(name, getattr(self, name))
         _validate.divisible(self.d_model, self.n_heads)
         if self.d_model % 2:
