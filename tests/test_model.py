@@ -266,3 +266,14 @@ def test_an_all_padding_sentence_trains_without_nan():
     logits.sum().backward()
     assert torch.isfinite(logits).all()
     assert all(torch.isfinite(p.grad).all() for p in model.parameters() if p.grad is not None)
+
+
+def test_initial_loss_is_near_uniform_guessing():
+    # With embeddings of std d_model^-0.5, the scaled embeddings start near unit variance and
+    # the tied output layer starts near-uniform; N(0, 1) embeddings would start far above ln V.
+    model = Transformer(small(src_vocab_size=500, tgt_vocab_size=500, share_embeddings=True))
+    src, tgt = tokens(8, 10, 500), tokens(8, 11, 500)
+    loss = torch.nn.functional.cross_entropy(
+        model(src, tgt[:, :-1]).flatten(0, 1), tgt[:, 1:].flatten()
+    )
+    assert loss.item() < 1.3 * math.log(500)
