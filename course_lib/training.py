@@ -151,6 +151,10 @@ def train(
         bar.set_postfix(loss=f"{history.loss[-1]:.3f}")
         if evaluate is not None and (step % eval_every == 0 or step == steps):
             result = {"step": step, "seconds": time.perf_counter() - start, **evaluate(model)}
+            if metric not in result:
+                raise ValueError(
+                    f"evaluate must return a dict with the key {metric!r}; got {result}"
+                )
             history.evals.append(result)
             if history.best is None or result[metric] > history.best[metric]:
                 history.best, best_state = result, copy.deepcopy(model.state_dict())

@@ -150,3 +150,15 @@ def test_train_needs_an_iterator_of_batches():
     batches = list(itertools.islice(infinite_batches(copy_task(10, seq_len=3), 4), 2))
     with pytest.raises(TypeError, match="batches must be an iterator of Batch.*got list"):
         train(_copy_model(), batches, steps=2, progress=False)
+
+
+def test_train_says_which_metric_evaluate_must_return():
+    with pytest.raises(ValueError, match="evaluate must return a dict with the key 'exact_match'"):
+        train(
+            _copy_model(),
+            infinite_batches(copy_task(10, seq_len=3), 4),
+            steps=2,
+            evaluate=lambda m: {"accuracy": 1.0},
+            eval_every=1,
+            progress=False,
+        )
