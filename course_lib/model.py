@@ -12,8 +12,10 @@ from torch import nn
 from . import _validate
 from .attention import MultiHeadAttention
 from .data import PAD_ID
+from .interop import copy_weights_from_torch  # re-exported: the model API in one place
 from .layers import PositionwiseFeedForward, ResidualSublayer
 from .masks import padding_mask, target_mask
+from .parameters import count_parameters  # re-exported
 from .positional import PositionalEncoding
 
 
@@ -252,10 +254,6 @@ class Transformer(nn.Module):
         logits, self_w, cross_w = self.decode(tgt, memory, src_mask, tgt_mask, need_weights=True)
         return logits, Attentions(enc_w, self_w, cross_w)
 
-
-# Re-exported so the whole model API reads from one place.
-from .interop import copy_weights_from_torch  # noqa: E402
-from .parameters import count_parameters  # noqa: E402
 
 __all__ = [
     "Attentions",

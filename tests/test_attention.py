@@ -172,28 +172,16 @@ def test_mha_agrees_with_nn_multihead_attention(masked):
 
     out, weights = ours(x, x, x, mask, need_weights=True)
     fast = ours(x, x, x, mask)
-    ref_out, ref_weights = theirs(
-        x,
-        x,
-        x,
-        key_padding_mask=blocked_keys,
-        attn_mask=blocked_pairs,
-        need_weights=True,
-        average_attn_weights=True,
-    )
+
+    def reference(average):
+        return theirs(x, x, x, key_padding_mask=blocked_keys, attn_mask=blocked_pairs,
+                      need_weights=True, average_attn_weights=average)  # fmt: skip
+
+    ref_out, ref_weights = reference(average=True)
     torch.testing.assert_close(out, ref_out, atol=1e-5, rtol=1e-5)
     torch.testing.assert_close(fast, ref_out, atol=1e-5, rtol=1e-5)
     torch.testing.assert_close(weights.mean(dim=1), ref_weights, atol=1e-6, rtol=1e-5)
-    _, per_head = theirs(
-        x,
-        x,
-        x,
-        key_padding_mask=blocked_keys,
-        attn_mask=blocked_pairs,
-        need_weights=True,
-        average_attn_weights=False,
-    )
-    torch.testing.assert_close(weights, per_head, atol=1e-6, rtol=1e-5)
+    torch.testing.assert_close(weights, reference(average=False)[1], atol=1e-6, rtol=1e-5)
     assert not torch.allclose(weights[:, 0], weights[:, 1])  # heads differ: not averaged
 
 

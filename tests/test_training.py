@@ -98,42 +98,30 @@ def test_train_lowers_the_loss_and_records_history():
     assert not model.training
 
 
-def test_train_restores_the_best_evaluation_and_stops_at_target():
-    model = _copy_model()
-    scores = iter([0.2, 0.9, 0.5, 0.95])
-    weights_seen = []
+def _train_with_scores(model, scores, steps, target=None):
+    """Train with an evaluate() that reports ``scores`` in turn and records the weights it saw."""
+    scores, seen = iter(scores), []
 
     def evaluate(m):
-        weights_seen.append(m.output_projection.bias.detach().clone())
+        seen.append(m.output_projection.bias.detach().clone())
         return {"exact_match": next(scores)}
 
-    history = train(
-        model,
-        infinite_batches(copy_task(200, seq_len=4), 16),
-        steps=100,
-        warmup=10,
-        evaluate=evaluate,
-        eval_every=10,
-        target=0.95,
-        progress=False,
-    )
+    batches = infinite_batches(copy_task(200, seq_len=4), 16)
+    history = train(model, batches, steps, warmup=10, evaluate=evaluate, eval_every=10,
+                    target=target, progress=False)  # fmt: skip
+    return history, seen
+
+
+def test_train_restores_the_best_evaluation_and_stops_at_target():
+    model = _copy_model()
+    history, seen = _train_with_scores(model, [0.2, 0.9, 0.5, 0.95], steps=100, target=0.95)
     assert [e["step"] for e in history.evals] == [10, 20, 30, 40]  # stopped at the target
     assert history.best["exact_match"] == 0.95
-    torch.testing.assert_close(model.output_projection.bias, weights_seen[-1])
+    torch.testing.assert_close(model.output_projection.bias, seen[-1])
 
-    scores = iter([0.2, 0.9, 0.5])
-    weights_seen.clear()
-    history = train(
-        model,
-        infinite_batches(copy_task(200, seq_len=4), 16),
-        steps=30,
-        warmup=10,
-        evaluate=evaluate,
-        eval_every=10,
-        progress=False,
-    )
+    history, seen = _train_with_scores(model, [0.2, 0.9, 0.5], steps=30)
     assert history.best["step"] == 20
-    torch.testing.assert_close(model.output_projection.bias, weights_seen[1])
+    torch.testing.assert_close(model.output_projection.bias, seen[1])
 
 
 def test_loss_rejects_bad_targets():
