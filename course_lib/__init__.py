@@ -15,6 +15,11 @@ Modules, one concept each:
     corpus          a rule-generated English-to-French mini corpus
     numpy_encoder   the numpy reference for the hands-on project
     baselines       recurrent seq2seq baselines (lesson 1)
+    checks          exercise checks for the notebooks: check(), hint()
+    widgets         the attention-map explorer and the lessons' figures (matplotlib, ipywidgets)
+    notebook        start(): the first cell of every lesson
+    authoring       generating lessons/ from solutions/ (instructors)
+    workspace       the learner's working copies of the lessons
 
 Conventions: batch-first tensors; the paper's names (d_model, n_heads, d_k, d_ff);
 boolean masks where True means "may attend".

@@ -1,0 +1,237 @@
+"""Authoring: ``solutions/`` is the single source; ``lessons/`` is generated from it.
+
+In a solution notebook, the model answer sits between two marker lines::
+
+    def attention(q, k, v, mask=None):
+        # BEGIN SOLUTION
+        scores = ...
+        # END SOLUTION
+
+The lesson keeps everything else and replaces each region with a stub the learner
+recognises, which keeps defined every name that later cells read:
+
+- an indented region (a function body) becomes ``# YOUR CODE HERE`` and
+  ``raise NotImplementedError()``, so the check reports "not done yet";
+- a top-level region becomes ``# YOUR CODE HERE`` and ``name = None`` for each name it
+  binds that a later cell reads;
+- a markdown region (between ``<!-- BEGIN SOLUTION -->`` and ``<!-- END SOLUTION -->``)
+  becomes an invitation to answer; a cell tagged ``solution-only`` is left out.
+
+Outputs, execution counts and run-specific metadata are dropped, so the same solutions
+always give byte-identical lessons.
+
+Commands (run from the repository root)::
+
+    python -m course_lib.authoring execute [NOTEBOOK ...]   # re-run solutions in place
+    python -m course_lib.authoring lessons                  # regenerate lessons/
+    python -m course_lib.authoring check                    # exit 1 if lessons/ is stale
+"""
+
+import argparse
+import ast
+import re
+import sys
+from pathlib import Path
+
+import nbformat
+
+BEGIN, END = "BEGIN SOLUTION", "END SOLUTION"
+STUB_COMMENT = "# YOUR CODE HERE"
+ANSWER_PROMPT = "*Your answer here (double-click this cell to edit it).*"
+SOLUTION_ONLY = "solution-only"
+
+
+def strip_region(lines: list[str], where: str):
+    """Split lines into [(is_solution, lines)] chunks; raise on unbalanced markers."""
+    chunks, current, inside = [], [], False
+    for line in lines:
+        if BEGIN in line or END in line:
+            opening = BEGIN in line
+            if opening == inside:
+                marker = BEGIN if opening else END
+                raise ValueError(f"{where}: unbalanced '{marker}' marker in line {line.strip()!r}")
+            chunks.append((inside, current))
+            current, inside = [line] if opening else [], opening
+            continue
+        current.append(line)
+    if inside:
+        raise ValueError(f"{where}: '{BEGIN}' without a matching '{END}'")
+    chunks.append((False, current))
+    return chunks
+
+
+def _bound_names(code: str) -> list[str]:
+    """Names a top-level block binds, in order: assignments, defs, imports, for targets."""
+    names = []
+    for node in ast.parse(code).body:
+        targets = []
+        if isinstance(node, ast.Assign):
+            targets = node.targets
+        elif isinstance(node, (ast.AnnAssign, ast.AugAssign, ast.For)):
+            targets = [node.target]
+        elif isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+            names.append(node.name)
+        for target in targets:
+            names += [n.id for n in ast.walk(target) if isinstance(n, ast.Name)]
+    return list(dict.fromkeys(names))
+
+
+def _read_later(names: list[str], later_cells: list[str]) -> set[str]:
+    """Which of ``names`` a later cell reads before binding it again."""
+    pending, read = set(names), set()
+    for code in later_cells:
+        try:
+            statements = ast.parse(code).body
+        except SyntaxError:  # IPython magics: fall back to a textual search
+            read |= {n for n in pending if re.search(rf"\b{n}\b", code)}
+            continue
+        for statement in statements:
+            nodes = [n for n in ast.walk(statement) if isinstance(n, ast.Name)]
+            read |= {n.id for n in nodes if isinstance(n.ctx, ast.Load) and n.id in pending}
+            pending -= {n.id for n in nodes if isinstance(n.ctx, ast.Store)} | read
+    return read
+
+
+def _code_stub(region: list[str], later_cells: list[str]) -> list[str]:
+    begin, body = region[0], region[1:]
+    indent = begin[: len(begin) - len(begin.lstrip())]
+    if indent:
+        return [f"{indent}{STUB_COMMENT}", f"{indent}raise NotImplementedError()"]
+    bound = _bound_names("\n".join(body))
+    read = _read_later(bound, later_cells)
+    return [STUB_COMMENT] + [f"{name} = None" for name in bound if name in read]
+
+
+def _without_solutions(source: str, where: str) -> str:
+    return "\n".join(
+        line
+        for solution, lines in strip_region(source.splitlines(), where)
+        if not solution
+        for line in lines
+    )
+
+
+def make_lesson(solution: nbformat.NotebookNode, name: str = "notebook") -> nbformat.NotebookNode:
+    """The lesson notebook for one solution notebook (a new object; the input is unchanged)."""
+    cells = [c for c in solution.cells if SOLUTION_ONLY not in c.metadata.get("tags", [])]
+    # What later cells read decides which names a top-level stub must keep defined.
+    visible = [_without_solutions(c.source, f"{name} cell {i}") for i, c in enumerate(cells)]
+    lesson_cells = []
+    for i, cell in enumerate(cells):
+        where = f"{name} cell {i}"
+        later = [
+            v
+            for c, v in zip(cells[i + 1 :], visible[i + 1 :], strict=True)
+            if c.cell_type == "code"
+        ]
+        lines = []
+        chunks = strip_region(cell.source.splitlines(), where)
+        for j, (solution_part, chunk) in enumerate(chunks):
+            if not solution_part:
+                lines += chunk
+            elif cell.cell_type == "code":
+                rest_of_cell = "\n".join(line for s, c in chunks[j + 1 :] if not s for line in c)
+                lines += _code_stub(chunk, [rest_of_cell, *later])
+            else:
+                lines.append(ANSWER_PROMPT)
+        lesson_cells.append(_clean_cell(cell, "\n".join(lines)))
+    lesson = nbformat.v4.new_notebook(cells=lesson_cells)
+    lesson.metadata = {
+        "kernelspec": solution.metadata.get(
+            "kernelspec", {"name": "python3", "display_name": "Python 3", "language": "python"}
+        ),
+        "language_info": {"name": "python"},
+    }
+    return lesson
+
+
+def _clean_cell(cell, source: str):
+    tags = cell.metadata.get("tags", [])
+    metadata = {"tags": list(tags)} if tags else {}
+    if cell.cell_type == "code":
+        new = nbformat.v4.new_code_cell(source, metadata=metadata)
+    else:
+        new = nbformat.v4.new_markdown_cell(source, metadata=metadata)
+    new.id = cell.get("id", new.id)
+    return new
+
+
+def lesson_text(solution_path: Path) -> str:
+    """The exact text of the lesson generated from one solution notebook."""
+    solution = nbformat.read(solution_path, as_version=4)
+    return nbformat.writes(make_lesson(solution, solution_path.name)) + "\n"
+
+
+def build_lessons(solutions: Path, lessons: Path) -> list[Path]:
+    """Write every lesson notebook; returns the files whose text changed."""
+    lessons.mkdir(exist_ok=True)
+    changed = []
+    for path in sorted(solutions.glob("*.ipynb")):
+        target = lessons / path.name
+        text = lesson_text(path)
+        if not target.exists() or target.read_text(encoding="utf-8") != text:
+            target.write_text(text, encoding="utf-8")
+            changed.append(target)
+    return changed
+
+
+def stale_lessons(solutions: Path, lessons: Path) -> list[str]:
+    """Why ``lessons/`` differs from what ``build_lessons`` would write (empty: in sync)."""
+    problems = []
+    expected = {p.name for p in solutions.glob("*.ipynb")}
+    for name in sorted({p.name for p in lessons.glob("*.ipynb")} - expected):
+        problems.append(f"lessons/{name} has no solutions/{name}")
+    for name in sorted(expected):
+        target = lessons / name
+        if not target.exists():
+            problems.append(f"lessons/{name} is missing")
+        elif target.read_text(encoding="utf-8") != lesson_text(solutions / name):
+            problems.append(f"lessons/{name} differs from what solutions/{name} generates")
+    return problems
+
+
+def execute(path: Path, timeout: int = 600) -> None:
+    """Run a notebook top to bottom in a fresh kernel and save it with its outputs."""
+    from nbclient import NotebookClient
+
+    nb = nbformat.read(path, as_version=4)
+    NotebookClient(
+        nb,
+        timeout=timeout,
+        kernel_name="python3",
+        resources={"metadata": {"path": str(path.parent)}},
+        store_widget_state=True,
+    ).execute()
+    nbformat.write(nb, path)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m course_lib.authoring", description=__doc__.split("\n")[0]
+    )
+    parser.add_argument("command", choices=["execute", "lessons", "check"])
+    parser.add_argument(
+        "notebooks", nargs="*", type=Path, help="for execute: default solutions/*.ipynb"
+    )
+    parser.add_argument("--solutions", type=Path, default=Path("solutions"))
+    parser.add_argument("--lessons", type=Path, default=Path("lessons"))
+    args = parser.parse_args(argv)
+    if args.command == "execute":
+        for path in args.notebooks or sorted(args.solutions.glob("*.ipynb")):
+            print(f"executing {path}", flush=True)
+            execute(path)
+        return 0
+    if args.command == "lessons":
+        for path in build_lessons(args.solutions, args.lessons):
+            print(f"wrote {path}")
+        return 0
+    problems = stale_lessons(args.solutions, args.lessons)
+    for problem in problems:
+        print(problem)
+    if problems:
+        print("Regenerate them with: python -m course_lib.authoring lessons  (or: make lessons)")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

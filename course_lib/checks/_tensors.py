@@ -1,0 +1,80 @@
+"""Comparing a learner's numbers with the expected ones, and saying how they differ."""
+
+import numpy as np
+import torch
+
+from ._core import Mismatch
+
+
+def as_tensor(name: str, x) -> torch.Tensor:
+    """The answer as a float64 tensor; tensors, numpy arrays, lists and numbers are accepted."""
+    if isinstance(x, torch.Tensor):
+        return x.detach().to(torch.float64)
+    values = None if isinstance(x, (str, bytes)) else np.asarray(x)
+    if values is None or values.dtype.kind not in "biuf":
+        raise Mismatch(
+            f"`{name}` should be numbers (a tensor, an array or a list); got {type(x).__name__}"
+            + (
+                f" holding {values.dtype}"
+                if values is not None and values.dtype.kind == "O"
+                else ""
+            )
+        )
+    return torch.as_tensor(values.astype(np.float64))
+
+
+def expect_shape(name: str, x: torch.Tensor, shape: tuple[int, ...], letters: str = "") -> None:
+    if tuple(x.shape) != tuple(shape):
+        named = f"{letters} = " if letters else ""
+        raise Mismatch(f"`{name}` should have shape {named}{tuple(shape)}; got {tuple(x.shape)}")
+
+
+def close(got: torch.Tensor, expected: torch.Tensor, atol: float = 1e-4) -> bool:
+    got, expected = as_tensor("got", got), as_tensor("expected", expected)
+    return got.shape == expected.shape and torch.allclose(got, expected, atol=atol, rtol=0)
+
+
+def fmt(x) -> str:
+    """Numbers rounded to 3 decimals, for messages."""
+    values = as_tensor("x", x).numpy()
+    return np.array2string(values, precision=3, floatmode="fixed", suppress_small=True)
+
+
+def match(got, wrong) -> str | None:
+    """The message of the first typical mistake ``(tensor, message)`` that ``got`` reproduces."""
+    got = as_tensor("got", got)
+    for candidate, message in wrong:
+        candidate = as_tensor("candidate", candidate)
+        if got.shape == candidate.shape and torch.allclose(
+            got, candidate, atol=1e-4, rtol=0, equal_nan=True
+        ):
+            return message
+    return None
+
+
+def difference(name: str, got, expected) -> str:
+    """Where and by how much ``got`` is furthest from ``expected`` (same shapes)."""
+    got, expected = as_tensor(name, got), as_tensor("expected", expected)
+    if torch.isnan(got).any():
+        return f"`{name}` contains NaN: a softmax over a row whose scores are all -inf."
+    diff = (got - expected).abs()
+    where = tuple(int(i) for i in np.unravel_index(int(diff.argmax()), tuple(diff.shape)))
+    at = f" at index {where}" if where else ""
+    return (
+        f"`{name}` is off by up to {float(diff.max()):.3g}{at}: "
+        f"expected {float(expected[where]):.4f}, got {float(got[where]):.4f}."
+    )
+
+
+def diagnose(name, got, expected, wrong=(), atol: float = 1e-4) -> None:
+    """Return if ``got`` matches ``expected``; otherwise raise a Mismatch saying why.
+
+    Args:
+        wrong: pairs ``(tensor, message)``: the results of typical mistakes. If ``got``
+            reproduces one, its message is the diagnosis.
+    """
+    got = as_tensor(name, got)
+    expected = as_tensor("expected", expected)
+    expect_shape(name, got, expected.shape)
+    if not close(got, expected, atol):
+        raise Mismatch(match(got, wrong) or difference(name, got, expected))

@@ -1,0 +1,337 @@
+"""Tests of the exercise-check machinery: ``course_lib/checks/__init__.py``, ``_core.py``, ``_tensors.py``.
+
+The lesson-specific checks are tested in ``test_checks_lesson03.py``.
+"""
+
+import re
+
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as F
+
+import course_lib.checks as checks
+from course_lib.checks import (
+    EXERCISES,
+    FAILED,
+    MIME_TYPE,
+    NOT_DONE,
+    PASSED,
+    Exercise,
+    Hint,
+    Result,
+    check,
+    exercises,
+    hint,
+)
+from course_lib.checks._core import Mismatch, NotDone, call, choice, describe_error
+from course_lib.checks._tensors import as_tensor, diagnose, difference
+
+THIS_FILE = "test_checks.py"
+
+
+@pytest.fixture(autouse=True)
+def _fresh_hints(monkeypatch):
+    """Every test starts with no hint shown, whatever ran before it."""
+    monkeypatch.setattr(checks, "_hints_shown", {})
+
+
+def _divides_by_zero(*args):
+    return 1 / 0
+
+
+ZERO_LINE = _divides_by_zero.__code__.co_firstlineno + 1  # the line of `1 / 0`
+
+
+def _stub(*args):
+    raise NotImplementedError()
+
+
+# Result: a symbol and a word for each status, in every format ------------------------------
+
+LOOKS = [(PASSED, "✓", "Passed"), (FAILED, "✗", "Not yet"), (NOT_DONE, "…", "Not done yet")]
+
+
+@pytest.mark.parametrize("status, symbol, word", LOOKS)
+def test_result_shows_a_symbol_and_a_word_in_every_format(status, symbol, word):
+    result = Result("3.2", status, "got <b> & 2\nlines")
+    assert result.passed is (status == PASSED)
+    assert str(result) == f"{symbol} {word} (exercise 3.2): got <b> & 2\nlines"
+    assert repr(result) == str(result)
+    page = result._repr_html_()
+    assert f"{symbol} {word}</strong>" in page
+    assert "got &lt;b&gt; &amp; 2<br>lines" in page  # the message is escaped, not injected
+    bundle = result._repr_mimebundle_()
+    assert bundle["text/plain"] == str(result)
+    assert bundle["text/html"] == page
+    assert bundle[MIME_TYPE] == {"exercise": "3.2", "status": status}
+
+
+def test_statuses_differ_without_their_colours():
+    """Strip every style attribute: the three boxes must still read differently."""
+    pages = [re.sub(r'style="[^"]*"', "", Result("3.1", s, "m")._repr_html_()) for s, *_ in LOOKS]
+    assert len(set(pages)) == 3
+    assert len({str(Result("3.1", s, "m")).split(" (")[0] for s, *_ in LOOKS}) == 3
+
+
+# check() never raises ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "exercise_id, listed",
+    [
+        ("3.9", "3.1, 3.2, 3.3, 3.4, 3.5, 3.6, 3.7, 3.8."),
+        ("9.1", "3.1, 3.2, 3.3, 3.4, 3.5, 3.6, 3.7, 3.8."),  # unknown lesson: lists all
+        ("", "3.1, 3.2"),
+    ],
+)
+def test_unknown_exercise_is_a_failed_result_that_lists_the_exercises(exercise_id, listed):
+    result = check(exercise_id, "b")
+    assert result.status == FAILED
+    assert f"there is no exercise {exercise_id!r}" in result.message
+    assert listed in result.message
+
+
+def test_exercise_id_may_be_a_number():
+    assert check(3.1, "b").passed
+
+
+@pytest.mark.parametrize("answers", [(), ([0.67, 0.33],), ([0.67, 0.33], 4.34, 1.0)])
+def test_wrong_number_of_answers_says_what_to_write(answers):
+    result = check("3.2", *answers)
+    assert result.status == FAILED
+    assert f"takes 2 answer(s), apply_weights, apply_output; got {len(answers)}." in result.message
+    assert 'Write: check("3.2", apply_weights, apply_output)' in result.message
+
+
+@pytest.mark.parametrize("exercise_id", ["3.4", "3.6", "3.7", "3.8"])
+def test_a_learner_function_that_crashes_is_named_with_its_error_and_line(exercise_id):
+    result = check(exercise_id, _divides_by_zero)
+    assert result.status == FAILED
+    assert "your function raised ZeroDivisionError: division by zero" in result.message
+    assert f"(line {ZERO_LINE} of {THIS_FILE})" in result.message
+
+
+@pytest.mark.parametrize("exercise_id", ["3.4", "3.6", "3.7", "3.8"])
+def test_a_learner_function_still_raising_not_implemented_is_not_done(exercise_id):
+    result = check(exercise_id, _stub)
+    assert result.status == NOT_DONE
+    assert f"defines `{EXERCISES[exercise_id].names[0]}`" in result.message
+
+
+def test_none_answers_are_not_done_and_only_the_unset_names_are_listed():
+    result = check("3.2", [0.67, 0.33], None)
+    assert result.status == NOT_DONE
+    assert "`apply_output`" in result.message and "`apply_weights`" not in result.message
+    assert "# YOUR CODE HERE" in result.message
+
+
+GARBAGE = [
+    pytest.param("nonsense", id="str"),
+    pytest.param(object(), id="object"),
+    pytest.param({"a": 1}, id="dict"),
+    pytest.param(float("nan"), id="nan"),
+    pytest.param(torch.zeros(0), id="empty-tensor"),
+    pytest.param(lambda *args: "text", id="fn-returning-str"),
+    pytest.param(lambda *args: (1, 2), id="fn-returning-pair-of-ints"),
+    pytest.param(lambda: 0, id="fn-taking-no-arguments"),
+]
+
+
+@pytest.mark.parametrize("exercise_id", list(EXERCISES))
+@pytest.mark.parametrize("answer", GARBAGE)
+def test_check_never_raises_and_never_passes_garbage(exercise_id, answer):
+    result = check(exercise_id, *[answer] * len(EXERCISES[exercise_id].names))
+    assert isinstance(result, Result)
+    assert result.status == FAILED
+    assert result.message
+
+
+# Exercise.run: how a verify signals its outcome ------------------------------------------------
+
+
+def _exercise(verify):
+    return Exercise("0.1", "test", ("x",), verify, ("first", "second"))
+
+
+def _raise(error):
+    def verify(x):
+        raise error
+
+    return verify
+
+
+@pytest.mark.parametrize(
+    "verify, status, message",
+    [
+        (lambda x: "well done", PASSED, "well done"),
+        (_raise(Mismatch("off by 2")), FAILED, "off by 2"),
+        (_raise(NotDone("fill in `x` first")), NOT_DONE, "fill in `x` first"),
+        (_raise(NotDone()), NOT_DONE, "replace the `# YOUR CODE HERE` part that defines `x`"),
+        (_raise(NotImplementedError()), NOT_DONE, "defines `x`"),
+        (_divides_by_zero, FAILED, "your code raised ZeroDivisionError: division by zero"),
+    ],
+)
+def test_exercise_run_turns_every_outcome_into_a_result(verify, status, message):
+    result = _exercise(verify).run(1)
+    assert (result.exercise, result.status) == ("0.1", status)
+    assert message in result.message
+
+
+def test_call_maps_stubs_crashes_and_non_functions():
+    with pytest.raises(NotDone):
+        call(_stub, 4)
+    with pytest.raises(Mismatch, match="^expected a function; got int$"):
+        call(4)
+    with pytest.raises(Mismatch, match=r"raised ZeroDivisionError.* when called for T = 4\.$"):
+        call(_divides_by_zero, 4, during="for T = 4")
+
+
+# describe_error ---------------------------------------------------------------------------------
+
+
+def test_describe_error_names_type_text_and_line():
+    with pytest.raises(ZeroDivisionError) as info:
+        _divides_by_zero()
+    assert describe_error(info.value) == (
+        f"ZeroDivisionError: division by zero (line {ZERO_LINE} of {THIS_FILE})"
+    )
+
+
+def test_describe_error_calls_a_notebook_cell_your_cell():
+    namespace = {}
+    cell = "def f():\n    x = 1\n    return x / 0\n"
+    exec(compile(cell, "/tmp/ipykernel_4242/1234567.py", "exec"), namespace)
+    with pytest.raises(ZeroDivisionError) as info:
+        namespace["f"]()
+    assert describe_error(info.value).endswith("(line 3 of your cell)")
+
+
+def test_describe_error_without_text_or_traceback():
+    assert describe_error(ValueError()) == "ValueError"
+    assert describe_error(KeyError("k")) == "KeyError: 'k'"
+
+
+def _softmax_over_a_missing_axis():
+    return F.softmax(torch.zeros(2, 3), dim=3)
+
+
+def test_describe_error_names_the_learners_line_when_torch_raises():
+    with pytest.raises(IndexError) as info:
+        _softmax_over_a_missing_axis()
+    line = _softmax_over_a_missing_axis.__code__.co_firstlineno + 1
+    assert f"(line {line} of {THIS_FILE})" in describe_error(info.value)
+
+
+# hint(): progressive, per exercise ---------------------------------------------------------------
+
+
+def test_hints_are_progressive_then_stay_on_the_last():
+    texts = EXERCISES["3.2"].hints
+    shown = [hint("3.2") for _ in range(len(texts) + 2)]
+    assert all(isinstance(h, Hint) for h in shown)
+    assert [h.number for h in shown] == [1, 2, 3, 3, 3]
+    assert [h.text for h in shown[:3]] == list(texts)
+    assert str(shown[0]) == f"Hint 1 of 3 for exercise 3.2: {texts[0]}"
+    assert str(shown[1]).startswith("Hint 2 of 3 for exercise 3.2: ")
+    assert str(shown[4]) == f"Hint 3 of 3 (the last one) for exercise 3.2: {texts[2]}"
+    assert shown[0]._repr_html_().startswith("<div>💡 Hint 1 of 3")
+
+
+def test_hints_of_one_exercise_do_not_advance_another():
+    hint("3.2")
+    hint("3.2")
+    assert hint("3.4").number == 1
+    assert hint("3.2").number == 3
+    assert hint("3.4").number == 2
+
+
+@pytest.mark.parametrize("exercise_id", ["3.9", "12"])
+def test_hint_for_an_unknown_exercise_says_which_exist(exercise_id):
+    answer = hint(exercise_id)
+    assert isinstance(answer, str)
+    assert f"there is no exercise {exercise_id!r}" in answer and "3.1, 3.2" in answer
+    assert checks._hints_shown == {}
+
+
+# Multiple choice ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("answer", ["b", " B ", "(b)", "b.", "B)", "(B)."])
+def test_choice_accepts_the_letter_however_it_is_written(answer):
+    result = check("3.1", answer)
+    assert result.passed
+    assert result.message.startswith("(b) is right.")
+
+
+@pytest.mark.parametrize("answer", ["e", 2, "", "bc", ["b"]])
+def test_choice_rejects_what_is_not_a_letter_and_lists_the_letters(answer):
+    result = check("3.1", answer)
+    assert result.status == FAILED
+    assert result.message == f'answer with one of "a", "b", "c", "d" (a string); got {answer!r}'
+
+
+def test_choice_explains_a_wrong_letter():
+    verify = choice("a", {"a": "right because", "b": "wrong because"})
+    assert verify("A") == "(a) is right. right because"
+    with pytest.raises(Mismatch, match=r"^\(b\) is not the best answer\. wrong because$"):
+        verify("(b)")
+
+
+# The registry ---------------------------------------------------------------------------------
+
+
+def test_exercises_returns_a_lessons_exercises_in_order():
+    assert [e.id for e in exercises(3)] == [f"3.{n}" for n in range(1, 9)]
+    assert exercises("3") == exercises(3)
+    assert exercises(99) == []
+
+
+@pytest.mark.parametrize("exercise", list(EXERCISES.values()), ids=lambda e: e.id)
+def test_every_exercise_is_well_formed(exercise):
+    assert re.fullmatch(r"\d+\.\d+", exercise.id)
+    assert EXERCISES[exercise.id] is exercise
+    assert exercise.title.strip()
+    assert len(exercise.names) >= 1 and all(name.isidentifier() for name in exercise.names)
+    assert len(exercise.hints) >= 2 and all(h.strip() for h in exercise.hints)
+    assert exercise.kind in {"code", "choice"}
+
+
+def test_answer_names_are_unique_across_exercises():
+    """The instructor's grader reads each name from the notebook."""
+    names = [name for e in EXERCISES.values() for name in e.names]
+    assert len(names) == len(set(names))
+
+
+# Comparing numbers (_tensors) -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("value", [[1, 2], np.array([1.0, 2.0]), torch.tensor([1, 2]), (1, 2)])
+def test_as_tensor_accepts_numbers_in_any_container(value):
+    got = as_tensor("x", value)
+    assert got.dtype == torch.float64 and got.tolist() == [1.0, 2.0]
+
+
+def test_as_tensor_names_the_answer_when_it_is_not_numbers():
+    for value in ("about a half", [0.5, "x"], object()):
+        with pytest.raises(Mismatch, match=r"^`w` should be numbers .*; got "):
+            as_tensor("w", value)
+
+
+def test_difference_says_where_and_how_far_off():
+    expected = torch.tensor([[0.1, 0.2], [0.3, 0.4]])
+    got = expected.clone()
+    got[1, 0] += 0.05
+    assert difference("w", got, expected) == (
+        "`w` is off by up to 0.05 at index (1, 0): expected 0.3000, got 0.3500."
+    )
+    assert "contains NaN" in difference("w", torch.tensor([float("nan"), 1.0]), torch.ones(2))
+
+
+def test_diagnose_prefers_the_named_mistake_and_checks_shape_first():
+    expected = torch.tensor([0.7, 0.3])
+    diagnose("w", [0.70001, 0.3], expected)  # within tolerance: no exception
+    with pytest.raises(Mismatch, match="^swapped$"):
+        diagnose("w", [0.3, 0.7], expected, wrong=[(expected.flip(0), "swapped")])
+    with pytest.raises(Mismatch, match=r"should have shape \(2,\); got \(3,\)"):
+        diagnose("w", [0.7, 0.3, 0.0], expected)

@@ -1,0 +1,485 @@
+"""Tests of the lesson 3 checks (``course_lib/checks/lesson03.py``).
+
+For every exercise: the reference answer and an equally valid variant pass, the lesson's stub
+is "not done", typical mistakes fail with the right diagnosis, and near misses fail with a
+message saying how far off they are. Answers are written the way a learner would write them.
+"""
+
+import math
+
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as F
+
+from course_lib.checks import EXERCISES, FAILED, NOT_DONE, PASSED, check
+
+NEG_INF = float("-inf")
+
+
+def _cases(rows):
+    """Rows ``(id, exercise_id, answers, words)`` as named test parameters."""
+    return [pytest.param(*row[1:], id=row[0]) for row in rows]
+
+
+# Reference answers ---------------------------------------------------------------------------
+
+SCORES_3_2 = torch.tensor([1.0, 0.0])  # q·k for the keys [1, 0] and [0, 1]
+WEIGHTS_3_2 = torch.softmax(SCORES_3_2 / math.sqrt(2), dim=-1)
+OUTPUT_3_2 = WEIGHTS_3_2 @ torch.tensor([5.0, 3.0])
+CAUSAL_4 = torch.ones(4, 4, dtype=torch.bool).tril()
+
+
+def apply_with_the_lessons_tensors():
+    """With the notebook's q_apply, K_apply and V_apply: the output has shape (1,)."""
+    q_apply = torch.tensor([1.0, 0.0])
+    K_apply = torch.tensor([[1.0, 0.0], [0.0, 1.0]])
+    V_apply = torch.tensor([[5.0], [3.0]])
+    apply_weights = torch.softmax(q_apply @ K_apply.T / math.sqrt(2), dim=-1)
+    return apply_weights, apply_weights @ V_apply
+
+
+def causal_weights(keep=CAUSAL_4, fill=NEG_INF):
+    return torch.zeros(4, 4).masked_fill(~keep, fill).softmax(dim=-1)
+
+
+def attention(q, k, v, mask=None):
+    d_k = q.size(-1)
+    scores = q @ k.transpose(-2, -1) / math.sqrt(d_k)  # (..., T_q, T_k)
+    if mask is not None:
+        scores = scores.masked_fill(~mask, float("-inf"))
+    weights = scores.softmax(dim=-1)
+    return weights @ v, weights
+
+
+def attention_minus_1e9(q, k, v, mask=None):
+    """The annotated-transformer way: matmul, mask == 0 and -1e9."""
+    scores = torch.matmul(q, k.mT) / q.shape[-1] ** 0.5
+    if mask is not None:
+        scores = scores.masked_fill(mask == 0, -1e9)
+    weights = F.softmax(scores, dim=-1)
+    return torch.matmul(weights, v), weights
+
+
+def mean_max_weight(std, n=5000):
+    scores = torch.randn(n, 10) * std
+    return scores.softmax(dim=-1).max(dim=-1).values.mean().item()
+
+
+def make_causal_mask(T):
+    return torch.ones(T, T, dtype=torch.bool).tril()
+
+
+def make_padding_mask(tokens, pad_id):
+    return (tokens != pad_id)[:, None, None, :]  # (B, T) -> (B, 1, 1, T)
+
+
+def make_decoder_mask(tgt, pad_id):
+    return make_padding_mask(tgt, pad_id) & make_causal_mask(tgt.shape[1])
+
+
+RIGHT = [
+    pytest.param("3.1", lambda: ("b",), id="3.1"),
+    pytest.param("3.2", lambda: (WEIGHTS_3_2, OUTPUT_3_2), id="3.2"),
+    pytest.param("3.2", lambda: ([0.67, 0.33], 4.34), id="3.2-rounded-list"),
+    pytest.param("3.2", apply_with_the_lessons_tensors, id="3.2-lesson-tensors"),
+    pytest.param("3.2", lambda: (np.array([0.6698, 0.3302]), np.float64(4.3395)), id="3.2-numpy"),
+    pytest.param("3.3", lambda: (causal_weights(),), id="3.3"),
+    pytest.param("3.3", lambda: (causal_weights(fill=-1e9),), id="3.3-minus-1e9"),
+    pytest.param(
+        "3.3",
+        lambda: ([[1, 0, 0, 0], [1 / 2, 1 / 2, 0, 0], [1 / 3, 1 / 3, 1 / 3, 0], [1 / 4] * 4],),
+        id="3.3-list",
+    ),
+    pytest.param("3.4", lambda: (attention,), id="3.4"),
+    pytest.param("3.4", lambda: (attention_minus_1e9,), id="3.4-minus-1e9"),
+    pytest.param("3.5", lambda: (mean_max_weight(8.0), mean_max_weight(1.0)), id="3.5"),
+    pytest.param("3.5", lambda: (0.87, 0.32), id="3.5-rounded"),
+    pytest.param(
+        "3.5",
+        lambda: (np.float32(mean_max_weight(8.0)), torch.tensor([mean_max_weight(1.0)])),
+        id="3.5-numpy-and-tensor",
+    ),
+    pytest.param("3.6", lambda: (make_causal_mask,), id="3.6"),
+    pytest.param("3.6", lambda: (lambda T: torch.tril(torch.ones(T, T)) == 1,), id="3.6-compare"),
+    pytest.param(
+        "3.6", lambda: (lambda T: torch.arange(T)[:, None] >= torch.arange(T),), id="3.6-arange"
+    ),
+    pytest.param("3.7", lambda: (make_padding_mask,), id="3.7"),
+    pytest.param(
+        "3.7", lambda: (lambda t, p: t.ne(p).unsqueeze(1).unsqueeze(2),), id="3.7-unsqueeze"
+    ),
+    pytest.param("3.8", lambda: (make_decoder_mask,), id="3.8"),
+    pytest.param(
+        "3.8",
+        lambda: (lambda t, p: make_causal_mask(t.shape[1])[None, None] & make_padding_mask(t, p),),
+        id="3.8-causal-first",
+    ),
+]
+
+
+@pytest.mark.parametrize("exercise_id, answers", RIGHT)
+def test_right_answers_pass(exercise_id, answers):
+    result = check(exercise_id, *answers())
+    assert result.status == PASSED, result.message
+
+
+def test_every_exercise_has_a_right_answer_above():
+    assert {p.values[0] for p in RIGHT} == set(EXERCISES)
+
+
+@pytest.mark.parametrize(
+    "exercise_id, words",
+    [
+        ("3.2", "output 4.3395"),
+        ("3.4", "weights [0.456 0.225 0.320] and output [0.385 0.615]"),  # §4.3 of the course
+    ],
+)
+def test_success_messages_carry_the_worked_numbers(exercise_id, words):
+    answers = next(p.values[1] for p in RIGHT if p.values[0] == exercise_id)
+    assert words in check(exercise_id, *answers()).message
+
+
+# The lesson's stubs are "not done" --------------------------------------------------------------
+
+
+def attention_stub(q, k, v, mask=None):
+    raise NotImplementedError()
+
+
+def make_causal_mask_stub(T):
+    raise NotImplementedError()
+
+
+def make_padding_mask_stub(tokens, pad_id):
+    raise NotImplementedError()
+
+
+def make_decoder_mask_stub(tgt, pad_id):
+    raise NotImplementedError()
+
+
+STUBS = {
+    "3.1": (None,),
+    "3.2": (None, None),
+    "3.3": (None,),
+    "3.4": (attention_stub,),
+    "3.5": (None, None),
+    "3.6": (make_causal_mask_stub,),
+    "3.7": (make_padding_mask_stub,),
+    "3.8": (make_decoder_mask_stub,),
+}
+
+
+@pytest.mark.parametrize("exercise_id", list(EXERCISES))
+def test_the_lessons_stub_is_not_done(exercise_id):
+    result = check(exercise_id, *STUBS[exercise_id])
+    assert result.status == NOT_DONE
+    assert "# YOUR CODE HERE" in result.message
+    assert all(f"`{name}`" in result.message for name in EXERCISES[exercise_id].names)
+
+
+# Typical mistakes fail with the right diagnosis: 3.1 to 3.3 -------------------------------------
+
+
+def _swap(x):
+    return x.flip(0)
+
+
+WRONG_EARLY = _cases([
+    ("3.1-a", "3.1", ("a",), ["(a) is not the best answer", "large scores do to the softmax"]),
+    ("3.1-c", "3.1", ("c",), ["(c) is not the best answer", "sum to 1"]),
+    ("3.1-d", "3.1", ("d",), ["(d) is not the best answer", "cosine"]),
+    ("3.2-unscaled", "3.2", (SCORES_3_2.softmax(-1), 4.34), ["softmax([1, 0])", "√d_k = √2"]),
+    ("3.2-by-d_k", "3.2", ((SCORES_3_2 / 2).softmax(-1), 4.34), ["divided by d_k = 2", "square root"]),
+    ("3.2-swapped", "3.2", (_swap(WEIGHTS_3_2), 4.34), ["swapped", "first weight is the larger"]),
+    ("3.2-scores", "3.2", (SCORES_3_2 / math.sqrt(2), 4.34), ["scaled scores"]),
+    ("3.2-output-swapped", "3.2", (WEIGHTS_3_2, _swap(WEIGHTS_3_2) @ torch.tensor([5.0, 3.0])), ["wrong value"]),
+    ("3.2-sum-of-weights", "3.2", (WEIGHTS_3_2, WEIGHTS_3_2.sum()), ["Σ wᵢ·vᵢ, not of the weights"]),
+    ("3.2-output-not-summed", "3.2", (WEIGHTS_3_2, WEIGHTS_3_2 * torch.tensor([5.0, 3.0])), ["one number (d_v = 1)"]),
+    ("3.2-one-weight", "3.2", (0.67, 4.34), ["`apply_weights` should have shape (2,); got ()"]),
+    ("3.3-upper", "3.3", (causal_weights().T,), ["upper triangle", "j ≤ i"]),
+    ("3.3-unmasked", "3.3", (torch.full((4, 4), 0.25),), ["the mask was not applied"]),
+    ("3.3-mask-after-softmax", "3.3", (torch.zeros(4, 4).softmax(-1) * CAUSAL_4,), ["after the softmax"]),
+    ("3.3-the-mask", "3.3", (CAUSAL_4.float(),), ["the mask's ones and zeros"]),
+    ("3.3-no-diagonal", "3.3", (causal_weights(keep=CAUSAL_4.tril(-1)),), ["diagonal is masked", "j ≤ i"]),
+    ("3.3-shape", "3.3", (torch.eye(3),), ["(T_q, T_k) = (4, 4); got (3, 3)"]),
+    ("3.3-text", "3.3", ("lower triangular",), ["should be numbers"]),
+])  # fmt: skip
+
+
+@pytest.mark.parametrize("exercise_id, answers, words", WRONG_EARLY)
+def test_typical_mistakes_are_named_3_1_to_3_3(exercise_id, answers, words):
+    result = check(exercise_id, *answers)
+    assert result.status == FAILED
+    for word in words:
+        assert word in result.message
+
+
+def test_the_boolean_mask_given_as_weights_is_named_3_3():
+    result = check("3.3", CAUSAL_4)
+    assert result.status == FAILED
+    assert "the mask's ones and zeros" in result.message
+
+
+def test_masked_scores_are_not_called_a_masked_diagonal_3_3():
+    result = check("3.3", torch.zeros(4, 4).masked_fill(~CAUSAL_4, NEG_INF))
+    assert result.status == FAILED
+    assert "diagonal is masked" not in result.message
+
+
+def test_a_masked_diagonal_is_named_with_minus_1e9_too_3_3():
+    result = check("3.3", causal_weights(keep=CAUSAL_4.tril(-1), fill=-1e9))
+    assert "diagonal is masked" in result.message
+
+
+# 3.4: the attention function ----------------------------------------------------------------------
+
+
+def softmax_over_queries(q, k, v, mask=None):
+    scores = q @ k.transpose(-2, -1) / math.sqrt(q.size(-1))
+    if mask is not None:
+        scores = scores.masked_fill(~mask, NEG_INF)
+    weights = scores.softmax(dim=-2)
+    return weights @ v, weights
+
+
+def _with_scale(scale):
+    def attention(q, k, v, mask=None):
+        scores = q @ k.transpose(-2, -1) * scale(q.size(-1))
+        if mask is not None:
+            scores = scores.masked_fill(~mask, NEG_INF)
+        weights = scores.softmax(dim=-1)
+        return weights @ v, weights
+
+    return attention
+
+
+def _with_mask(apply):
+    """``apply(scores, mask)`` -> weights, where the reference masks then takes the softmax."""
+
+    def attention(q, k, v, mask=None):
+        scores = q @ k.transpose(-2, -1) / math.sqrt(q.size(-1))
+        weights = scores.softmax(dim=-1) if mask is None else apply(scores, mask)
+        return weights @ v, weights
+
+    return attention
+
+
+def output_only(q, k, v, mask=None):
+    return attention(q, k, v, mask)[0]
+
+
+def with_k_transposed_on_axes_1_2(q, k, v, mask=None):
+    scores = q @ k.transpose(1, 2) / math.sqrt(q.size(-1))
+    if mask is not None:
+        scores = scores.masked_fill(~mask, NEG_INF)
+    weights = scores.softmax(dim=-1)
+    return weights @ v, weights
+
+
+def with_bmm(q, k, v, mask=None):
+    scores = torch.bmm(q, k.transpose(1, 2)) / math.sqrt(q.size(-1))
+    if mask is not None:
+        scores = scores.masked_fill(~mask, NEG_INF)
+    weights = scores.softmax(dim=-1)
+    return torch.bmm(weights, v), weights
+
+
+def with_k_T(q, k, v, mask=None):
+    weights = (q @ k.T / math.sqrt(q.size(-1))).softmax(dim=-1)
+    return weights @ v, weights
+
+
+def scaling_q_in_place(q, k, v, mask=None):
+    q /= math.sqrt(q.size(-1))
+    scores = q @ k.transpose(-2, -1)
+    if mask is not None:
+        scores = scores.masked_fill(~mask, NEG_INF)
+    weights = scores.softmax(dim=-1)
+    return weights @ v, weights
+
+
+def keys_times_queries(q, k, v, mask=None):
+    weights = (k @ q.transpose(-2, -1) / math.sqrt(q.size(-1))).softmax(dim=-2)  # (..., T_k, T_q)
+    return weights.transpose(-2, -1) @ v, weights
+
+
+def without_a_mask_argument(q, k, v):
+    return attention(q, k, v)
+
+
+def scores_times_values(q, k, v, mask=None):
+    scores = q @ k.transpose(-2, -1) / math.sqrt(q.size(-1))
+    return scores @ v, attention(q, k, v, mask)[1]
+
+
+def returning_the_scores(q, k, v, mask=None):
+    scores = q @ k.transpose(-2, -1) / math.sqrt(q.size(-1))
+    return attention(q, k, v, mask)[0], scores
+
+
+def weights_and_output_swapped(q, k, v, mask=None):
+    output, weights = attention(q, k, v, mask)
+    return weights, output
+
+
+ON_3D = "on q (2, 5, 8), k (2, 6, 8), v (2, 6, 3): "
+FOUR_D = "torch.bmm needs exactly 3-D; q @ k.transpose(-2, -1) fits any number"
+WRONG_ATTENTION = [
+    pytest.param(softmax_over_queries, [ON_3D, "dim=-1", "each column"], id="softmax-dim=-2"),
+    pytest.param(
+        _with_scale(lambda d_k: 1.0), ["not scaled", "√d_k (here √8 ≈ 2.83)"], id="no-scale"
+    ),
+    pytest.param(_with_scale(lambda d_k: 1 / d_k), ["divided by d_k = 8", "√d_k"], id="by-d_k"),
+    pytest.param(_with_scale(math.sqrt), ["multiplied by √d_k"], id="times-sqrt-d_k"),
+    pytest.param(
+        _with_mask(lambda s, m: s.softmax(-1).masked_fill(~m, 0.0)),
+        ["with a causal mask: ", "after the softmax"],
+        id="mask-after-softmax",
+    ),
+    pytest.param(
+        _with_mask(lambda s, m: s.masked_fill(m, NEG_INF).softmax(-1)),
+        ["polarity is inverted", "masked_fill(~mask"],
+        id="inverted-polarity",
+    ),
+    pytest.param(
+        _with_mask(lambda s, m: s.masked_fill(m, -1e9).softmax(-1)),
+        ["polarity is inverted"],
+        id="inverted-polarity-minus-1e9",
+    ),
+    pytest.param(
+        _with_mask(lambda s, m: s.masked_fill(~m, 0.0).softmax(-1)),
+        ["set to 0", "e⁰ = 1"],
+        id="masked-with-0",
+    ),
+    pytest.param(_with_mask(lambda s, m: s.softmax(-1)), ["mask had no effect"], id="mask-ignored"),
+    pytest.param(
+        output_only, ["return a pair (output, weights)", "shape (2, 5, 3)"], id="output-only"
+    ),
+    pytest.param(
+        with_k_transposed_on_axes_1_2,
+        ["shape (1, 1, 4, 16)", FOUR_D],
+        id="transpose(1,2)-on-4-D",
+    ),
+    pytest.param(with_bmm, ["RuntimeError", "batch1 must be a 3D tensor", FOUR_D], id="bmm-on-4-D"),
+    pytest.param(
+        with_k_T,
+        ["your function raised RuntimeError", "when called on q (2, 5, 8)"],
+        id="k.T",
+        marks=pytest.mark.filterwarnings("ignore:The use of `x.T`:UserWarning"),
+    ),
+    pytest.param(scaling_q_in_place, ["changed q, k or v in place"], id="q-in-place"),
+    pytest.param(keys_times_queries, ["(..., T_k, T_q) = (2, 6, 5)", "not k @ qᵀ"], id="k@qT"),
+    pytest.param(without_a_mask_argument, ["mask as its fourth argument"], id="no-mask-argument"),
+    pytest.param(scores_times_values, ["mixes the values with the scores"], id="scores@v"),
+    pytest.param(returning_the_scores, ["these are the scaled scores"], id="scores-as-weights"),
+    pytest.param(
+        weights_and_output_swapped, ["came back swapped", "(output, weights)"], id="pair-swapped"
+    ),
+]
+
+
+@pytest.mark.parametrize("answer, words", WRONG_ATTENTION)
+def test_typical_mistakes_are_named_3_4(answer, words):
+    result = check("3.4", answer)
+    assert result.status == FAILED
+    for word in words:
+        assert word in result.message
+
+
+# 3.5 to 3.8 ------------------------------------------------------------------------------------
+
+
+def _mask_fn(mask_of_T):
+    return lambda T: mask_of_T(torch.ones(T, T, dtype=torch.bool))
+
+
+def _padding_fn(from_keep):
+    return lambda tokens, pad_id: from_keep(tokens != pad_id)
+
+
+def _decoder_fn(combine):
+    return lambda t, p: combine(make_causal_mask(t.shape[1]), make_padding_mask(t, p))
+
+
+WRONG_LATE = _cases([
+    ("3.5-swapped", "3.5", lambda: (mean_max_weight(1.0), mean_max_weight(8.0)), ["swapped", "std 8"]),
+    ("3.5-std-64", "3.5", lambda: (mean_max_weight(64.0), mean_max_weight(1.0)), ["standard deviation of 64"]),
+    ("3.5-both-std-8", "3.5", lambda: (mean_max_weight(8.0), mean_max_weight(8.0)), ["expected about 0.32"]),
+    ("3.5-out-of-range", "3.5", lambda: (1.5, 0.32), ["between 0.1 (all equal) and 1"]),
+    ("3.5-not-one-number", "3.5", lambda: ([0.9, 0.8], 0.32), ["one number", "got shape (2,)"]),
+    ("3.6-float", "3.6", lambda: (lambda T: torch.ones(T, T).tril(),), ["boolean tensor", "torch.float32"]),
+    ("3.6-inverted", "3.6", lambda: (_mask_fn(lambda m: m.triu(1)),), ["True marks the future"]),
+    ("3.6-upper", "3.6", lambda: (_mask_fn(lambda m: m.triu()),), ["lower triangle", "torch.tril"]),
+    ("3.6-no-diagonal", "3.6", lambda: (_mask_fn(lambda m: m.tril(-1)),), ["diagonal is False", "not j < i"]),
+    ("3.6-all-true", "3.6", lambda: (_mask_fn(lambda m: m),), ["nothing is hidden"]),
+    ("3.6-(1,T,T)", "3.6", lambda: (_mask_fn(lambda m: m.tril()[None]),), ["(T, T) = (4, 4); got (1, 4, 4)"]),
+    ("3.6-T-fixed", "3.6", lambda: (lambda T: make_causal_mask(4),), ["`make_causal_mask(1)` should have shape"]),
+    ("3.6-numpy", "3.6", lambda: (lambda T: np.tri(T, dtype=bool),), ["return a torch.Tensor; got ndarray"]),
+    ("3.7-(B,T)", "3.7", lambda: (_padding_fn(lambda keep: keep),), ["shape (2, 5)", "(B, 1, 1, T)"]),
+    ("3.7-(B,1,T)", "3.7", lambda: (_padding_fn(lambda keep: keep[:, None]),), ["shape (2, 1, 5)", "(B, 1, 1, T)"]),
+    ("3.7-query-axis", "3.7", lambda: (_padding_fn(lambda keep: keep[:, None, :, None]),), ["query axis"]),
+    ("3.7-inverted", "3.7", lambda: (_padding_fn(lambda keep: ~keep[:, None, None, :]),), ["True marks the padding"]),
+    ("3.7-pad_id-ignored", "3.7", lambda: (lambda t, p: make_padding_mask(t, 0),), ["`pad_id` was ignored", "pad_id = 1"]),
+    ("3.7-int", "3.7", lambda: (_padding_fn(lambda keep: keep[:, None, None, :].int()),), ["torch.int32"]),
+    ("3.8-causal-only", "3.8", lambda: (_decoder_fn(lambda c, p: c),), ["padding keys are still visible", "&"]),
+    ("3.8-causal-only-4-D", "3.8", lambda: (_decoder_fn(lambda c, p: c[None, None]),), ["padding keys are still visible"]),
+    ("3.8-padding-only", "3.8", lambda: (_decoder_fn(lambda c, p: p),), ["combine with the causal mask"]),
+    ("3.8-or", "3.8", lambda: (_decoder_fn(lambda c, p: c | p),), ["`|` lets a key through", "with `&`"]),
+    ("3.8-inverted", "3.8", lambda: (_decoder_fn(lambda c, p: ~(c & p)),), ["polarity is inverted"]),
+    ("3.8-all-true", "3.8", lambda: (_decoder_fn(lambda c, p: (c | True).expand(2, 1, 5, 5)),), ["nothing is hidden"]),
+    ("3.8-(B,T,T)", "3.8", lambda: (_decoder_fn(lambda c, p: (c & p)[:, 0]),), ["shape (2, 5, 5)", "(B, 1, T, T)"]),
+    ("3.8-float", "3.8", lambda: (_decoder_fn(lambda c, p: (c & p).float()),), ["boolean tensor"]),
+    ("3.8-None", "3.8", lambda: (lambda t, p: None,), ["return a torch.Tensor; got NoneType"]),
+])  # fmt: skip
+
+
+@pytest.mark.parametrize("exercise_id, answers, words", WRONG_LATE)
+def test_typical_mistakes_are_named_3_5_to_3_8(exercise_id, answers, words):
+    result = check(exercise_id, *answers())
+    assert result.status == FAILED
+    for word in words:
+        assert word in result.message
+
+
+# Near misses: off by 0.05 in one entry, and the message says how far ------------------------------
+
+
+def _nudged(x, index, by=0.05):
+    x = torch.as_tensor(x, dtype=torch.float64).clone()
+    x[index] += by
+    return x
+
+
+def _nudged_attention(which, by=0.05):
+    def attention_off(q, k, v, mask=None):
+        pair = list(attention(q, k, v, mask))
+        pair[which] = _nudged(pair[which], (..., 1, 0), by)
+        return tuple(pair)
+
+    return attention_off
+
+
+NEAR_MISSES = _cases([
+    ("3.2-weights", "3.2", lambda: (_nudged(WEIGHTS_3_2, 0), OUTPUT_3_2), "`apply_weights` is off by up to 0.05 at index (0,)"),
+    ("3.2-output", "3.2", lambda: (WEIGHTS_3_2, OUTPUT_3_2 + 0.05), "`apply_output` is off by up to 0.05: expected 4.3395, got 4.3895"),
+    ("3.3", "3.3", lambda: (_nudged(causal_weights(), (2, 1)),), "off by up to 0.05 at index (2, 1): expected 0.3333, got 0.3833"),
+    ("3.4-weights", "3.4", lambda: (_nudged_attention(1),), ON_3D + "`weights` is off by up to 0.05 at index ("),
+    ("3.4-output", "3.4", lambda: (_nudged_attention(0),), ON_3D + "`output` is off by up to 0.05 at index ("),
+    ("3.5-unscaled", "3.5", lambda: (mean_max_weight(8.0) + 0.05, mean_max_weight(1.0)), "expected about 0.87"),
+    ("3.5-scaled", "3.5", lambda: (mean_max_weight(8.0), mean_max_weight(1.0) - 0.05), "expected about 0.32"),
+    ("3.6-one-entry", "3.6", lambda: (lambda T: _nudged(make_causal_mask(T), (T - 1, 0), -1).bool(),), "differs from the lower-triangular mask in 1 of 16 places"),
+])  # fmt: skip
+
+
+@pytest.mark.parametrize("exercise_id, answers, words", NEAR_MISSES)
+def test_near_misses_fail_and_say_how_far_off(exercise_id, answers, words):
+    result = check(exercise_id, *answers())
+    assert result.status == FAILED
+    assert words in result.message
+
+
+def test_a_near_miss_of_3_5_names_the_value_and_the_expected_one():
+    result = check("3.5", 0.93, 0.32)
+    assert result.message.startswith("`mean_max_unscaled` = 0.930; expected about 0.87")

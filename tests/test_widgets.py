@@ -1,0 +1,472 @@
+"""The attention-map explorer, without a browser or a kernel.
+
+Setting a control's ``.value`` calls the observers synchronously, so each test moves a
+control and inspects what was drawn: the heatmap's array, the cell labels, the texts.
+"""
+
+import base64
+import io
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import torch
+from matplotlib.collections import QuadMesh
+from matplotlib.figure import Figure
+from matplotlib.patches import PathPatch
+from PIL import Image
+
+from course_lib.attention import MultiHeadAttention, scaled_dot_product_attention
+from course_lib.masks import causal_mask
+from course_lib.widgets import (
+    AttentionExample,
+    AttentionExplorer,
+    attention_weights,
+    draw_attention,
+    figure_png,
+    lesson3_examples,
+    refresh_attention,
+    render_attention,
+    show_figure,
+)
+
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+WORKED, RANDOM, SENTENCE = range(3)  # the order of lesson3_examples()
+
+
+@pytest.fixture(scope="module")
+def examples():
+    return lesson3_examples()
+
+
+@pytest.fixture
+def explorer(examples, tmp_path):
+    return AttentionExplorer(examples, save_dir=tmp_path)
+
+
+def heatmap(fig) -> QuadMesh:
+    return next(c for c in fig.axes[0].collections if isinstance(c, QuadMesh))
+
+
+def cell_labels(ax) -> list[str] | None:
+    cells = [c for c in ax.collections if c.get_gid() == "cell labels"]
+    return cells[0].labels if cells else None
+
+
+def text(fig, gid: str) -> str:
+    return next(t.get_text() for t in fig.texts if t.get_gid() == gid)
+
+
+def peak(weights) -> float:
+    return weights.max(dim=-1).values.mean().item()
+
+
+# The examples and the computation
+
+
+def test_worked_example_matches_the_lesson_and_scaled_dot_product_attention(examples):
+    weights, hidden = attention_weights(examples[WORKED])
+    torch.testing.assert_close(
+        weights[0], torch.tensor([0.4555, 0.2246, 0.3199]), atol=1e-4, rtol=0
+    )
+    q = torch.tensor([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
+    k = torch.tensor([[1.0, 0.0], [0.0, 1.0], [0.5, 0.5]])
+    torch.testing.assert_close(weights, scaled_dot_product_attention(q, k, k)[1])
+    assert hidden is None
+
+
+def test_causal_weights_agree_with_scaled_dot_product_attention():
+    q, k = torch.randn(2, 5, 4), torch.randn(2, 5, 4)
+    example = AttentionExample.from_qk("random", "a b c d e", q, k)
+    _, reference = scaled_dot_product_attention(q, k, k, causal_mask(5))  # (H, T, T)
+    for h in range(2):
+        weights, hidden = attention_weights(example, head=h, causal=True)
+        torch.testing.assert_close(weights, reference[h])
+        assert torch.equal(hidden, ~causal_mask(5))
+
+
+def test_temperature_sharpens_below_one_and_flattens_above(examples):
+    peaks = [peak(attention_weights(examples[RANDOM], temperature=t)[0]) for t in (0.2, 1, 5)]
+    assert peaks[0] > peaks[1] > peaks[2]
+    # Without the √d_k division, τ = √64 = 8 gives back the paper's weights.
+    torch.testing.assert_close(
+        attention_weights(examples[RANDOM], temperature=8.0, scale=False)[0],
+        attention_weights(examples[RANDOM])[0],
+    )
+
+
+def test_random_vectors_are_nearly_one_hot_without_the_sqrt_dk_division(examples):
+    scaled = peak(attention_weights(examples[RANDOM])[0])
+    unscaled = peak(attention_weights(examples[RANDOM], scale=False)[0])
+    assert examples[RANDOM].d_k == 64
+    assert scaled < 0.5 and unscaled > 0.8
+
+
+def test_hand_built_heads_look_at_the_previous_word_and_resolve_it(examples):
+    example = examples[SENTENCE]
+    words = list(example.query_tokens)
+    assert len(words) <= 12 and example.n_heads == 2
+    previous, _ = attention_weights(example, head=0)
+    for i in range(1, len(words)):
+        assert previous[i].argmax() == i - 1 and previous[i, i - 1] > 0.5
+    coreference, _ = attention_weights(example, head=1)
+    it = coreference[words.index("it")]
+    assert it.argmax() == words.index("animal") and it.max() > 0.5
+
+
+def test_from_weights_round_trips_a_models_weights():
+    attention = MultiHeadAttention(d_model=16, n_heads=4).eval()
+    x = torch.randn(1, 5, 16)
+    _, weights = attention(x, x, x, mask=causal_mask(5), need_weights=True)  # (1, H, T, T)
+    example = AttentionExample.from_weights("model", "a b c d e", "a b c d e", weights[0])
+    assert example.d_k == 1 and example.n_heads == 4
+    for h in range(4):
+        shown, hidden = attention_weights(example, head=h)
+        torch.testing.assert_close(shown, weights[0, h], atol=1e-6, rtol=0)
+        assert torch.equal(hidden, ~causal_mask(5))  # zero weights stay marked as masked
+        sharper, _ = attention_weights(example, head=h, temperature=0.5)
+        torch.testing.assert_close(sharper.sum(-1), torch.ones(5))
+        assert (sharper[hidden] == 0).all() and peak(sharper) > peak(shown)
+
+
+def test_a_query_with_nothing_to_attend_to_gets_zeros_not_nan():
+    example = AttentionExample.from_weights(
+        "empty row", "a b", "c d", torch.tensor([[1.0, 0.0], [0.0, 0.0]])
+    )
+    weights, hidden = attention_weights(example, temperature=0.3)
+    assert torch.equal(weights, torch.tensor([[1.0, 0.0], [0.0, 0.0]]))
+    assert hidden[1].all() and not hidden[0, 0]
+    assert "largest weight per query: 1.00" in text(render_attention(example), "summary")
+
+
+# Drawing
+
+
+def test_draw_attention_labels_axes_and_cells_with_contrasting_ink():
+    ax = Figure().add_subplot()
+    weights = torch.tensor([[1.0, 0.0], [0.25, 0.75]])
+    mesh = draw_attention(ax, weights, ["a", "b"], ["c", "d"], title="t")
+    np.testing.assert_allclose(np.ma.getdata(mesh.get_array()), weights.numpy())
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["c", "d"]
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["a", "b"]
+    assert (ax.get_xlabel(), ax.get_ylabel()) == ("key (attended to)", "query (attending)")
+    assert ax.get_ylim() == (1.5, -0.5)  # the first query on top
+    assert cell_labels(ax) == ["1.00", "0.00", "0.25", "0.75"]
+    cells = next(c for c in ax.collections if c.get_gid() == "cell labels")
+    ink = cells.get_facecolors()[:, :3].sum(-1)
+    assert ink[0] == 0 and ink[1] == 3  # black on the bright cell, white on the dark one
+
+
+def test_draw_attention_marks_masked_cells_by_hatch_and_cross():
+    ax = Figure().add_subplot()
+    masked = np.triu(np.ones((3, 3), bool), k=1)
+    mesh = draw_attention(ax, np.full((3, 3), 1 / 3), "a b c", "a b c", masked=masked)
+    assert np.array_equal(np.ma.getmaskarray(mesh.get_array()), masked)
+    labels = np.array(cell_labels(ax)).reshape(3, 3)
+    assert np.array_equal(labels == "×", masked)
+    (hatch,) = [p for p in ax.patches if isinstance(p, PathPatch)]
+    assert hatch.get_hatch() == "///" and len(hatch.get_path().vertices) == 5 * masked.sum()
+
+
+def test_draw_attention_annotates_only_small_maps_unless_asked():
+    big = np.full((13, 12), 1 / 12)  # 156 cells > 144
+    ax = Figure().add_subplot()
+    draw_attention(ax, big, list("abcdefghijklm"), list("abcdefghijkl"))
+    assert cell_labels(ax) is None
+    ax = Figure().add_subplot()
+    draw_attention(ax, big, list("abcdefghijklm"), list("abcdefghijkl"), annotate=True)
+    assert len(cell_labels(ax)) == 156
+
+
+def test_render_attention_titles_name_the_head_and_the_formula(examples):
+    fig = render_attention(examples[SENTENCE], head=1, temperature=0.5, causal=True)
+    assert text(fig, "title").endswith("head 2 of 2")
+    assert text(fig, "formula") == ("softmax(QKᵀ / (τ·√d_k)), τ = 0.50, d_k = 11, causal mask on")
+    fig = render_attention(examples[WORKED], scale=False)
+    assert "head" not in text(fig, "title")
+    assert text(fig, "formula") == "softmax(QKᵀ / τ), τ = 1.00, d_k = 2, no √d_k"
+    weights, _ = attention_weights(examples[WORKED], scale=False)
+    assert f"largest weight per query: {peak(weights):.2f}" in text(fig, "summary")
+    assert fig.axes[1].get_ylabel() == "attention weight"  # the colour bar
+
+
+def test_refresh_in_place_draws_what_a_new_figure_draws(examples):
+    fig = render_attention(examples[SENTENCE], head=1, causal=True)
+    weights, hidden = refresh_attention(fig, examples[SENTENCE], 1, 0.3, True, False)
+    fresh = render_attention(examples[SENTENCE], head=1, temperature=0.3, causal=True, scale=False)
+    torch.testing.assert_close(
+        weights, attention_weights(examples[SENTENCE], 1, 0.3, True, False)[0]
+    )
+    assert torch.equal(hidden, ~causal_mask(11))
+    for gid in ("title", "formula", "summary"):
+        assert text(fig, gid) == text(fresh, gid)
+    assert cell_labels(fig.axes[0]) == cell_labels(fresh.axes[0])
+    assert figure_png(fig) == figure_png(fresh)
+
+
+def test_figure_png_crops_like_savefig_tight_and_falls_back_when_content_sticks_out(examples):
+    fig = render_attention(examples[SENTENCE])
+    png = figure_png(fig)
+    reference = io.BytesIO()
+    fig.savefig(reference, format="png", dpi=100, bbox_inches="tight")
+    ours, theirs = Image.open(io.BytesIO(png)).size, Image.open(reference).size
+    assert (
+        png.startswith(PNG_MAGIC)
+        and abs(ours[0] - theirs[0]) <= 2
+        and abs(ours[1] - theirs[1]) <= 2
+    )
+    fig = Figure(figsize=(2, 1))  # 200 px wide
+    fig.text(-1.0, 0.5, "a label far to the left of the canvas")
+    assert Image.open(io.BytesIO(figure_png(fig))).size[0] > 250  # savefig widened it
+
+
+def test_show_figure_displays_a_png(monkeypatch):
+    import IPython.display
+
+    shown = []
+    monkeypatch.setattr(IPython.display, "display", shown.append)
+    show_figure(Figure(figsize=(1, 1)))
+    (image,) = shown
+    assert isinstance(image, IPython.display.Image) and image.data.startswith(PNG_MAGIC)
+
+
+# The explorer
+
+
+def test_explorer_shows_the_weights_of_the_first_example(explorer, examples):
+    expected, _ = attention_weights(examples[WORKED])
+    np.testing.assert_allclose(np.ma.getdata(heatmap(explorer.figure).get_array()), expected)
+    torch.testing.assert_close(explorer.weights, expected)
+    (output,) = explorer.output.outputs
+    assert base64.b64decode(output["data"]["image/png"]).startswith(PNG_MAGIC)
+    assert explorer.example_select.layout.display != "none"  # three examples to choose from
+    assert explorer.head_select.layout.display == "none" and explorer.head_select.disabled
+
+
+def test_head_selector_changes_the_map_and_the_title(explorer, examples):
+    explorer.example_select.value = SENTENCE
+    first = np.ma.getdata(heatmap(explorer.figure).get_array()).copy()
+    assert text(explorer.figure, "title").endswith("head 1 of 2")
+    explorer.head_select.value = 1
+    second = np.ma.getdata(heatmap(explorer.figure).get_array())
+    assert text(explorer.figure, "title").endswith("head 2 of 2")
+    assert not np.allclose(first, second)
+    np.testing.assert_allclose(second, attention_weights(examples[SENTENCE], head=1)[0])
+
+
+def test_going_back_to_a_head_reuses_its_figure_with_the_current_settings(explorer, examples):
+    explorer.example_select.value = SENTENCE
+    first = explorer.figure
+    explorer.head_select.value = 1
+    explorer.temperature.value = 0.5
+    assert explorer.figure is not first
+    explorer.head_select.value = 0
+    assert explorer.figure is first
+    expected, _ = attention_weights(examples[SENTENCE], head=0, temperature=0.5)
+    np.testing.assert_allclose(np.ma.getdata(heatmap(first).get_array()), expected)
+    assert "τ = 0.50" in text(first, "formula")
+
+
+def test_causal_checkbox_zeros_and_marks_the_upper_triangle(explorer):
+    explorer.example_select.value = SENTENCE
+    explorer.causal.value = True
+    future = ~causal_mask(11)
+    assert (explorer.weights[future] == 0).all()
+    assert torch.equal(explorer.hidden, future)
+    assert np.array_equal(np.ma.getmaskarray(heatmap(explorer.figure).get_array()), future.numpy())
+    assert cell_labels(explorer.figure.axes[0]).count("×") == 55
+    assert text(explorer.figure, "formula").endswith("causal mask on")
+    explorer.causal.value = False
+    assert explorer.hidden is None and (explorer.weights[future] > 0).all()
+
+
+def test_temperature_slider_sharpens_and_flattens(explorer):
+    explorer.example_select.value = RANDOM
+    peaks = {}
+    for t in (0.2, 1.0, 5.0):
+        explorer.temperature.value = t
+        peaks[t] = peak(explorer.weights)
+        assert f"τ = {t:.2f}" in text(explorer.figure, "formula")
+    assert peaks[0.2] > peaks[1.0] > peaks[5.0]
+
+
+def test_scale_checkbox_shows_saturation_without_the_division(explorer, examples):
+    explorer.example_select.value = RANDOM
+    scaled = peak(explorer.weights)
+    explorer.scale.value = False
+    torch.testing.assert_close(
+        explorer.weights, attention_weights(examples[RANDOM], scale=False)[0]
+    )
+    assert peak(explorer.weights) > scaled + 0.3
+    assert "no √d_k" in text(explorer.figure, "formula")
+
+
+def test_checkboxes_are_disabled_where_they_mean_nothing(tmp_path):
+    given = AttentionExample.from_weights(
+        "given", "a b", "a b", torch.tensor([[0.5, 0.5], [0.2, 0.8]])
+    )
+    wide = AttentionExample.from_qk("wide", "a b", torch.randn(2, 4), torch.randn(3, 4), "x y z")
+    explorer = AttentionExplorer([given, wide], save_dir=tmp_path)
+    assert explorer.scale.disabled  # d_k = 1: √d_k = 1
+    assert not explorer.causal.disabled
+    assert text(explorer.figure, "formula") == "softmax(log w / τ), τ = 1.00"
+    explorer.causal.value = True
+    explorer.example_select.value = 1
+    assert explorer.causal.disabled and not explorer.causal.value  # T_q != T_k
+    assert not explorer.scale.disabled
+    assert explorer.hidden is None
+
+
+def test_example_dropdown_rebuilds_the_head_options(explorer, examples):
+    assert explorer.head_select.options == (("head 1", 0),)
+    explorer.example_select.value = SENTENCE
+    assert explorer.head_select.options == (("head 1", 0), ("head 2", 1))
+    assert explorer.head_select.layout.display is None and not explorer.head_select.disabled
+    explorer.head_select.value = 1
+    explorer.example_select.value = WORKED
+    assert explorer.head_select.options == (("head 1", 0),) and explorer.head_select.value == 0
+    assert text(explorer.figure, "title") == examples[WORKED].name
+
+
+def test_one_example_hides_the_example_menu(examples, tmp_path):
+    explorer = AttentionExplorer(examples[SENTENCE], save_dir=tmp_path)
+    assert explorer.example_select.layout.display == "none"
+    assert explorer.widget.children[0].layout.min_width == "260px"
+
+
+def test_save_writes_the_png_on_show(explorer, tmp_path):
+    explorer.example_select.value = SENTENCE
+    explorer.head_select.value = 1
+    explorer.save_button.click()
+    path = tmp_path / "attention-the-animal-it-two-hand-built-heads-head2.png"
+    assert path.read_bytes().startswith(PNG_MAGIC)
+    shown = base64.b64decode(explorer.output.outputs[0]["data"]["image/png"])
+    assert path.read_bytes() == shown
+    assert path.name in explorer.status.value
+
+
+def test_save_reports_a_failure_in_the_status(examples, tmp_path):
+    blocker = tmp_path / "not-a-directory"
+    blocker.write_text("")
+    explorer = AttentionExplorer(examples[WORKED], save_dir=blocker)
+    assert explorer.save() is None
+    assert explorer.status.value.startswith("could not save")
+
+
+# Errors name the argument
+
+
+def _square(n=2):
+    return torch.full((1, n, n), 0.0)
+
+
+@pytest.mark.parametrize(
+    "call, error, words",
+    [
+        (lambda: AttentionExample(3, "a b", "a b", _square(), 4), TypeError, "name"),
+        (lambda: AttentionExample(" ", "a b", "a b", _square(), 4), ValueError, "name"),
+        (lambda: AttentionExample("x", "a b", "a b c", _square(), 4), ValueError, "key_tokens"),
+        (lambda: AttentionExample("x", "a", "a b", _square(), 4), ValueError, "query_tokens"),
+        (lambda: AttentionExample("x", "a b", "a b", torch.zeros(2, 2), 4), ValueError, "scores"),
+        (
+            lambda: AttentionExample("x", "a", "a", torch.zeros(1, 1, 1, dtype=torch.long), 4),
+            TypeError,
+            "scores",
+        ),
+        (
+            lambda: AttentionExample("x", "a", "a", torch.full((1, 1, 1), float("nan")), 4),
+            ValueError,
+            "scores",
+        ),
+        (lambda: AttentionExample("x", "a b", "a b", _square(), 0), ValueError, "d_k"),
+        (
+            lambda: AttentionExample.from_qk("x", "a b", torch.zeros(2, 4), torch.zeros(2, 3)),
+            ValueError,
+            "d_k",
+        ),
+        (
+            lambda: AttentionExample.from_qk("x", "a b c", torch.zeros(2, 4), torch.zeros(2, 4)),
+            ValueError,
+            "tokens",
+        ),
+        (
+            lambda: AttentionExample.from_qk(
+                "x", "a b", torch.zeros(2, 2, 4), torch.zeros(3, 2, 4)
+            ),
+            ValueError,
+            "heads",
+        ),
+        (lambda: AttentionExample.from_qk("x", "a b", [[1.0]], torch.zeros(2, 4)), TypeError, "q"),
+        (
+            lambda: AttentionExample.from_weights("x", "a", "a b", torch.tensor([[0.5, 0.6]])),
+            ValueError,
+            "sum to 1",
+        ),
+        (
+            lambda: AttentionExample.from_weights("x", "a", "a b", torch.tensor([[1.5, -0.5]])),
+            ValueError,
+            ">= 0",
+        ),
+        (
+            lambda: AttentionExample.from_weights("x", "a", "a", torch.ones(1, 1, 1, 1)),
+            ValueError,
+            "weights[0]",
+        ),
+        (lambda: attention_weights("example"), TypeError, "example"),
+        (lambda: attention_weights(lesson3_examples()[0], head=1), ValueError, "head"),
+        (lambda: attention_weights(lesson3_examples()[0], head=0.0), TypeError, "head"),
+        (
+            lambda: attention_weights(lesson3_examples()[0], temperature=0),
+            ValueError,
+            "temperature",
+        ),
+        (
+            lambda: attention_weights(lesson3_examples()[0], temperature="1"),
+            TypeError,
+            "temperature",
+        ),
+        (
+            lambda: draw_attention(Figure().add_subplot(), np.ones(3), "a", "a b c"),
+            ValueError,
+            "weights",
+        ),
+        (
+            lambda: draw_attention(Figure().add_subplot(), np.ones((1, 2)), "a b", "a b"),
+            ValueError,
+            "query_tokens",
+        ),
+        (
+            lambda: draw_attention(
+                Figure().add_subplot(), np.ones((1, 2)), "a", "a b", masked=np.ones((2, 1))
+            ),
+            ValueError,
+            "masked",
+        ),
+        (lambda: AttentionExplorer([]), ValueError, "examples"),
+        (lambda: AttentionExplorer(["x"]), TypeError, "examples[0]"),
+    ],
+)
+def test_bad_inputs_raise_errors_that_name_the_argument(call, error, words):
+    with pytest.raises(error, match=None) as caught:
+        call()
+    assert words in str(caught.value)
+
+
+def test_causal_mask_needs_as_many_queries_as_keys():
+    wide = AttentionExample.from_qk("wide", "a b", torch.randn(2, 4), torch.randn(3, 4), "x y z")
+    with pytest.raises(
+        ValueError, match="causal=True needs T_q == T_k; 'wide' has T_q = 2, T_k = 3"
+    ):
+        attention_weights(wide, causal=True)
+
+
+def test_importing_the_widgets_loads_neither_ipywidgets_nor_pyplot():
+    code = (
+        "import sys, course_lib.widgets; "
+        "print('ipywidgets' in sys.modules, 'matplotlib.pyplot' in sys.modules)"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    )
+    assert result.stdout.split() == ["False", "False"]
