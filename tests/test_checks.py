@@ -249,8 +249,10 @@ def test_hints_of_one_exercise_do_not_advance_another():
 @pytest.mark.parametrize("exercise_id", ["3.9", "12"])
 def test_hint_for_an_unknown_exercise_says_which_exist(exercise_id):
     answer = hint(exercise_id)
-    assert isinstance(answer, str)
-    assert f"there is no exercise {exercise_id!r}" in answer and "3.1, 3.2" in answer
+    assert isinstance(answer, Result) and answer.status == FAILED
+    assert (
+        f"there is no exercise {exercise_id!r}" in answer.message and "3.1, 3.2" in answer.message
+    )
     assert checks._hints_shown == {}
 
 

@@ -205,6 +205,12 @@ WRONG_EARLY = _cases([
     ("3.3-no-diagonal", "3.3", (causal_weights(keep=CAUSAL_4.tril(-1)),), ["diagonal is masked", "j ≤ i"]),
     ("3.3-shape", "3.3", (torch.eye(3),), ["(T_q, T_k) = (4, 4); got (3, 3)"]),
     ("3.3-text", "3.3", ("lower triangular",), ["should be numbers"]),
+    ("3.3-inverted", "3.3", (causal_weights(keep=~CAUSAL_4),), ["polarity is inverted"]),
+    ("3.3-inverted-1e9", "3.3", (causal_weights(keep=~CAUSAL_4, fill=-1e9),), ["polarity is inverted"]),
+    ("3.3-upper-softmax", "3.3", (causal_weights(keep=CAUSAL_4.T),), ["upper triangle"]),
+    ("3.3-columns", "3.3", (torch.zeros(4, 4).masked_fill(~CAUSAL_4, NEG_INF).softmax(dim=0),), ["each column sums to 1"]),
+    ("3.3-ragged", "3.3", ([[1.0], [0.5, 0.5], [1 / 3] * 3, [0.25] * 4],), ["rows have different lengths"]),
+    ("3.2-not-normalised", "3.2", ((SCORES_3_2 / math.sqrt(2)).exp(), 4.34), ["don't sum to 1", "[3.028]"]),
 ])  # fmt: skip
 
 
@@ -432,6 +438,12 @@ WRONG_LATE = _cases([
     ("3.8-(B,T,T)", "3.8", lambda: (_decoder_fn(lambda c, p: (c & p)[:, 0]),), ["shape (2, 5, 5)", "(B, 1, T, T)"]),
     ("3.8-float", "3.8", lambda: (_decoder_fn(lambda c, p: (c & p).float()),), ["boolean tensor"]),
     ("3.8-None", "3.8", lambda: (lambda t, p: None,), ["return a torch.Tensor; got NoneType"]),
+    ("3.5-max-without-values", "3.5", lambda: ((8 * torch.randn(1000, 10)).softmax(-1).max(-1), 0.32), ["take .values"]),
+    ("3.6-one-above", "3.6", lambda: (_mask_fn(lambda m: m.tril(1)),), ["the very next token"]),
+    ("3.8-pad-hard-coded", "3.8", lambda: (lambda t, p: make_padding_mask(t, 0) & make_causal_mask(t.shape[1]),), ["`pad_id` was ignored", "pad_id = 3"]),
+    ("3.8-query-axis", "3.8", lambda: (lambda t, p: (t != p)[:, None, :, None] & make_causal_mask(t.shape[1]),), ["hides query rows"]),
+    ("3.8-both-axes", "3.8", lambda: (lambda t, p: (t != p)[:, None, :, None] & make_padding_mask(t, p) & make_causal_mask(t.shape[1]),), ["hides query rows", "(B, 1, 1, T)"]),
+    ("3.8-no-diagonal", "3.8", lambda: (_decoder_fn(lambda c, p: c.tril(-1) & p),), ["diagonal is False"]),
 ])  # fmt: skip
 
 
@@ -483,3 +495,28 @@ def test_near_misses_fail_and_say_how_far_off(exercise_id, answers, words):
 def test_a_near_miss_of_3_5_names_the_value_and_the_expected_one():
     result = check("3.5", 0.93, 0.32)
     assert result.message.startswith("`mean_max_unscaled` = 0.930; expected about 0.87")
+
+
+def keys_before_queries(q, k, v, mask=None):
+    weights = (k @ q.transpose(-2, -1) / math.sqrt(q.size(-1))).softmax(dim=-1)
+    return weights @ v, weights
+
+
+def masking_by_boolean_index(q, k, v, mask=None):
+    scores = q @ k.transpose(-2, -1) / math.sqrt(q.size(-1))
+    if mask is not None:
+        scores[~mask] = float("-inf")  # fails: the mask is (T, T), the scores (B, T, T)
+    weights = scores.softmax(dim=-1)
+    return weights @ v, weights
+
+
+def test_keys_before_queries_is_told_to_check_the_order_of_the_product():
+    result = check("3.4", keys_before_queries)
+    assert result.status == FAILED
+    assert "check the order of the product" in result.message and "q @ kᵀ" in result.message
+
+
+def test_the_rank_tip_is_kept_for_code_that_fits_one_rank():
+    result = check("3.4", masking_by_boolean_index)
+    assert result.status == FAILED and "your function raised IndexError" in result.message
+    assert "k.T reverses" not in result.message

@@ -32,7 +32,7 @@ from course_lib.widgets import (
 )
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
-WORKED, RANDOM, SENTENCE = range(3)  # the order of lesson3_examples()
+WORKED, RANDOM, SENTENCE, TRANSLATION = range(4)  # the order of lesson3_examples()
 
 
 @pytest.fixture(scope="module")
@@ -113,6 +113,16 @@ def test_hand_built_heads_look_at_the_previous_word_and_resolve_it(examples):
     coreference, _ = attention_weights(example, head=1)
     it = coreference[words.index("it")]
     assert it.argmax() == words.index("animal") and it.max() > 0.5
+
+
+def test_cross_attention_example_aligns_french_with_english(examples):
+    example = examples[TRANSLATION]
+    assert (len(example.query_tokens), len(example.key_tokens)) == (6, 5)
+    weights, _ = attention_weights(example)
+    source = [example.key_tokens[j] for j in weights.argmax(dim=-1)]
+    assert source == ["i", "not", "eat", "not", "apples", "apples"]
+    assert weights[:, example.key_tokens.index("do")].max() < 0.1  # no French word for "do"
+    assert weights[example.query_tokens.index("pommes")].max() > 0.8
 
 
 def test_from_weights_round_trips_a_models_weights():

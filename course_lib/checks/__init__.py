@@ -56,11 +56,11 @@ class Hint:
         return f"<div>💡 {html.escape(str(self))}</div>"
 
 
-def hint(exercise_id: str) -> Hint | str:
+def hint(exercise_id: str) -> Hint | Result:
     """The next hint for an exercise; after the last one, the last one again."""
     exercise = EXERCISES.get(str(exercise_id))
     if exercise is None:
-        return _unknown(exercise_id)
+        return Result(str(exercise_id), FAILED, _unknown(exercise_id))
     n = min(_hints_shown.get(exercise.id, 0) + 1, len(exercise.hints))
     _hints_shown[exercise.id] = n
     return Hint(exercise.id, n, len(exercise.hints), exercise.hints[n - 1])

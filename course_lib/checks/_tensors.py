@@ -8,17 +8,22 @@ from ._core import Mismatch
 
 def as_tensor(name: str, x) -> torch.Tensor:
     """The answer as a float64 tensor; tensors, numpy arrays, lists and numbers are accepted."""
+    if type(x).__module__ == "torch.return_types":  # (values, indices) from tensor.max(dim=...)
+        raise Mismatch(
+            f"`{name}` holds both the values and the indices of .max(dim=...): take .values"
+        )
     if isinstance(x, torch.Tensor):
         return x.detach().to(torch.float64)
-    values = None if isinstance(x, (str, bytes)) else np.asarray(x)
-    if values is None or values.dtype.kind not in "biuf":
+    try:
+        values = None if isinstance(x, (str, bytes)) else np.asarray(x)
+    except ValueError:
         raise Mismatch(
-            f"`{name}` should be numbers (a tensor, an array or a list); got {type(x).__name__}"
-            + (
-                f" holding {values.dtype}"
-                if values is not None and values.dtype.kind == "O"
-                else ""
-            )
+            f"`{name}` should be a table of numbers, but its rows have different lengths"
+        ) from None
+    if values is None or values.dtype.kind not in "biuf":
+        held = f" holding {values.dtype}" if values is not None and values.dtype.kind == "O" else ""
+        raise Mismatch(
+            f"`{name}` should be numbers (a tensor, an array or a list); got {type(x).__name__}{held}"
         )
     return torch.as_tensor(values.astype(np.float64))
 
@@ -56,7 +61,7 @@ def difference(name: str, got, expected) -> str:
     """Where and by how much ``got`` is furthest from ``expected`` (same shapes)."""
     got, expected = as_tensor(name, got), as_tensor("expected", expected)
     if torch.isnan(got).any():
-        return f"`{name}` contains NaN: a softmax over a row whose scores are all -inf."
+        return f"`{name}` contains NaN (not a number), e.g. from a softmax over a row of -inf scores or from 0/0."
     diff = (got - expected).abs()
     where = tuple(int(i) for i in np.unravel_index(int(diff.argmax()), tuple(diff.shape)))
     at = f" at index {where}" if where else ""
@@ -66,15 +71,31 @@ def difference(name: str, got, expected) -> str:
     )
 
 
-def diagnose(name, got, expected, wrong=(), atol: float = 1e-4) -> None:
+def diagnose(name, got, expected, wrong=(), atol: float = 1e-4, weights: bool = False) -> None:
     """Return if ``got`` matches ``expected``; otherwise raise a Mismatch saying why.
 
     Args:
         wrong: pairs ``(tensor, message)``: the results of typical mistakes. If ``got``
             reproduces one, its message is the diagnosis.
+        weights: ``got`` holds attention weights, so each row (last axis) should sum to 1.
     """
     got = as_tensor(name, got)
     expected = as_tensor("expected", expected)
     expect_shape(name, got, expected.shape)
     if not close(got, expected, atol):
-        raise Mismatch(match(got, wrong) or difference(name, got, expected))
+        raise Mismatch(
+            match(got, wrong)
+            or (weights and row_sums(name, got))
+            or difference(name, got, expected)
+        )
+
+
+def row_sums(name: str, weights: torch.Tensor) -> str | None:
+    """A message if the rows of ``weights`` are far from summing to 1 over the last axis."""
+    sums = weights.sum(dim=-1)
+    if torch.isnan(sums).any() or torch.allclose(sums, torch.ones_like(sums), atol=0.1):
+        return None  # near misses are better described by how far off they are
+    return (
+        f"the rows of `{name}` don't sum to 1 over the last axis (they sum to {fmt(sums.flatten()[:4])}"
+        f"{' ...' if sums.numel() > 4 else ''}): softmax over dim=-1, dividing each exponential by its row's sum?"
+    )

@@ -14,13 +14,14 @@ STRENGTH = 10.0  # the dot product of a match: a clear winner even after dividin
 
 
 def lesson3_examples() -> list[AttentionExample]:
-    """The three examples of lesson 3, in the lesson's order.
+    """The four examples of lesson 3, in the lesson's order.
 
     1. The worked example: three tokens, d_k = 2, numbers small enough to check by hand.
     2. Random queries and keys with d_k = 64: dot products have standard deviation √64 = 8,
        so without the √d_k division the rows are nearly one-hot (§3.2.1, footnote 4).
     3. A sentence with two hand-built heads: head 1 looks at the previous word, head 2 makes
        "it" look at "animal".
+    4. Cross-attention, T_q != T_k: French queries look for the English words they translate.
     """
     q = torch.tensor([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
     k = torch.tensor([[1.0, 0.0], [0.0, 1.0], [0.5, 0.5]])
@@ -28,7 +29,7 @@ def lesson3_examples() -> list[AttentionExample]:
     q, k = torch.randn(2, 8, 64, generator=torch.Generator().manual_seed(0))  # (T, d_k) each
     tokens = [f"t{i}" for i in range(1, 9)]
     random = AttentionExample.from_qk("random vectors, d_k = 64", tokens, q, k)
-    return [worked, random, _two_heads()]
+    return [worked, random, _two_heads(), _translation()]
 
 
 def _two_heads() -> AttentionExample:
@@ -49,3 +50,19 @@ def _two_heads() -> AttentionExample:
     w_k[1, ANIMATE, 0], w_k[1, NOUN, 1] = 1.0, 1.0
     q, k = x @ w_q, x @ w_k  # (T, T + 3) @ (H, T + 3, d_k) -> (H, T, d_k)
     return AttentionExample.from_qk("the animal ... it: two hand-built heads", words, q, k)
+
+
+def _translation() -> AttentionExample:
+    """Queries from the French target, keys from the English source: a 6 x 5 map (§3.2.3)."""
+    english = ["i", "do", "not", "eat", "apples"]
+    french = ["je", "ne", "mange", "pas", "de", "pommes"]
+    # The English word each French word comes from: "ne ... pas" both come from "not", and
+    # "do" has no French counterpart, so no query looks for it.
+    source = {"je": "i", "ne": "not", "mange": "eat", "pas": "not", "de": "apples"}
+    source["pommes"] = "apples"
+    q = torch.zeros(len(french), len(english))  # (T_q, d_k), one dimension per English word
+    for i, word in enumerate(french):
+        q[i, english.index(source[word])] = STRENGTH
+    k = torch.eye(len(english))  # each English word's key is its own dimension
+    name = "je ne mange pas de pommes → i do not eat apples (cross-attention)"
+    return AttentionExample.from_qk(name, french, q, k, key_tokens=english)
