@@ -61,7 +61,7 @@ def strip_region(lines: list[str], where: str):
 
 
 def _bound_names(code: str) -> list[str]:
-    """Names a top-level block binds, in order: assignments, defs, imports, for targets."""
+    """Names a top-level block binds, in order: assignments, for targets, defs and classes."""
     names = []
     for node in ast.parse(code).body:
         targets = []

@@ -337,3 +337,8 @@ def test_diagnose_prefers_the_named_mistake_and_checks_shape_first():
         diagnose("w", [0.3, 0.7], expected, wrong=[(expected.flip(0), "swapped")])
     with pytest.raises(Mismatch, match=r"should have shape \(2,\); got \(3,\)"):
         diagnose("w", [0.7, 0.3, 0.0], expected)
+
+
+def test_backticks_in_a_message_show_as_code_in_html():
+    page = Result("3.2", FAILED, "set `apply_weights` to <the weights>")._repr_html_()
+    assert "set <code>apply_weights</code> to &lt;the weights&gt;" in page

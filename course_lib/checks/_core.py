@@ -9,6 +9,7 @@ the learner's own code and is reported with the line it came from.
 """
 
 import html
+import re
 import sysconfig
 import traceback
 from collections.abc import Callable
@@ -56,6 +57,7 @@ class Result:
     def _repr_html_(self) -> str:
         symbol, word, ink, paper = _LOOK[self.status]
         body = html.escape(self.message).replace("\n", "<br>")
+        body = re.sub(r"`([^`]+)`", r"<code>\1</code>", body)
         return (
             f'<div style="border-left: 4px solid {ink}; background: {paper}; color: #1a1a1a; '
             f'padding: 6px 10px; margin: 2px 0">'

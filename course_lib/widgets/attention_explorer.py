@@ -51,6 +51,7 @@ class AttentionExplorer:
             options=[(e.name, i) for i, e in enumerate(examples)],
             description="example",
             style=label,
+            layout=w.Layout(width="310px"),
         )
         self.head_select = w.Dropdown(options=[("head 1", 0)], description="head", style=label)
         self.temperature = w.FloatLogSlider(
@@ -66,7 +67,8 @@ class AttentionExplorer:
         self.scale = w.Checkbox(value=True, description="divide by √d_k", indent=False)
         self.causal = w.Checkbox(value=False, description="causal mask", indent=False)
         self.save_button = w.Button(description="Save PNG", icon="download")
-        self.status = w.HTML()
+        # A fixed width: a long path must wrap, not widen the column and shrink the picture.
+        self.status = w.HTML(layout=w.Layout(width="300px"))
         self.output = w.Output(layout=w.Layout(flex="1 1 auto"))
         if len(examples) == 1:
             self.example_select.layout.display = "none"
@@ -82,7 +84,7 @@ class AttentionExplorer:
         # flex "0 0 auto" and a minimum width: a static HTML export can squeeze the box to 0 px
         controls = w.VBox(
             [*settings, self.save_button, self.status],
-            layout=w.Layout(flex="0 0 auto", min_width="260px"),
+            layout=w.Layout(flex="0 0 auto", width="320px", min_width="320px"),
         )
         self.widget = w.HBox([controls, self.output])
         self.save_button.on_click(self.save)
@@ -142,12 +144,18 @@ class AttentionExplorer:
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_bytes(self._png)
         except OSError as error:
-            self.status.value = f"could not save: {html.escape(str(error))}"
+            self.status.value = _wrapping(f"could not save: {html.escape(str(error))}")
             return None
-        self.status.value = f"saved <code>{html.escape(str(path.resolve()))}</code>"
+        where = html.escape(str(path.parent.resolve()))
+        self.status.value = _wrapping(f"saved <code>{html.escape(path.name)}</code> in {where}")
         return path
 
     def _ipython_display_(self):
         from IPython.display import display
 
         display(self.widget)
+
+
+def _wrapping(text: str) -> str:
+    """HTML that wraps anywhere, so a long path cannot widen the controls."""
+    return f'<div style="overflow-wrap: anywhere; line-height: 1.3">{text}</div>'

@@ -49,7 +49,7 @@ def _two_heads() -> AttentionExample:
     w_q[1, PRONOUN, 0], w_q[1, PRONOUN, 1] = STRENGTH, STRENGTH / 2
     w_k[1, ANIMATE, 0], w_k[1, NOUN, 1] = 1.0, 1.0
     q, k = x @ w_q, x @ w_k  # (T, T + 3) @ (H, T + 3, d_k) -> (H, T, d_k)
-    return AttentionExample.from_qk("the animal ... it: two hand-built heads", words, q, k)
+    return AttentionExample.from_qk("two hand-built heads", words, q, k)
 
 
 def _translation() -> AttentionExample:
@@ -64,5 +64,4 @@ def _translation() -> AttentionExample:
     for i, word in enumerate(french):
         q[i, english.index(source[word])] = STRENGTH
     k = torch.eye(len(english))  # each English word's key is its own dimension
-    name = "je ne mange pas de pommes → i do not eat apples (cross-attention)"
-    return AttentionExample.from_qk(name, french, q, k, key_tokens=english)
+    return AttentionExample.from_qk("cross-attention, fr → en", french, q, k, key_tokens=english)
