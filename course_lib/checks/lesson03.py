@@ -49,47 +49,24 @@ _APPLY_VALUES = torch.tensor([5.0, 3.0], dtype=torch.float64)
 def _verify_apply(apply_weights, apply_output) -> str:
     s = _APPLY_SCORES
     weights = (s / math.sqrt(2)).softmax(-1)
-    diagnose(
-        "apply_weights",
-        apply_weights,
-        weights,
-        wrong=[
-            (
-                s.softmax(-1),
-                "these are softmax([1, 0]): divide the scores by √d_k = √2 ≈ 1.414 first.",
-            ),
-            ((s / 2).softmax(-1), "you divided by d_k = 2; divide by its square root, √2 ≈ 1.414."),
-            (
-                weights.flip(0),
-                "the weights are swapped: the query [1, 0] matches the first key best, so the first weight is the larger.",
-            ),
-            (s / math.sqrt(2), "these are the scaled scores; the softmax turns them into weights."),
-        ],
-        atol=2e-3,
-        weights=True,
-    )
+    wrong = [
+        (s.softmax(-1), "these are softmax([1, 0]): divide the scores by √d_k = √2 ≈ 1.414 first."),
+        ((s / 2).softmax(-1), "you divided by d_k = 2; divide by its square root, √2 ≈ 1.414."),
+        (weights.flip(0), "the weights are swapped: the query [1, 0] matches the first key best, so the first weight is the larger."),
+        (s / math.sqrt(2), "these are the scaled scores; the softmax turns them into weights."),
+    ]  # fmt: skip
+    diagnose("apply_weights", apply_weights, weights, wrong, atol=2e-3, weights=True)
     out = as_tensor("apply_output", apply_output)
     if out.numel() != 1:
         raise Mismatch(
             f"`apply_output` should be one number (d_v = 1); got shape {tuple(out.shape)}"
         )
     output = weights @ _APPLY_VALUES
-    diagnose(
-        "apply_output",
-        out.reshape(()),
-        output,
-        wrong=[
-            (
-                weights.flip(0) @ _APPLY_VALUES,
-                "each weight went to the wrong value: 0.670 belongs to the first key, whose value is 5.",
-            ),
-            (
-                weights.sum(),
-                "the output is the weighted sum of the values, Σ wᵢ·vᵢ, not of the weights.",
-            ),
-        ],
-        atol=2e-3,
-    )
+    wrong = [
+        (weights.flip(0) @ _APPLY_VALUES, "each weight went to the wrong value: 0.670 belongs to the first key, whose value is 5."),
+        (weights.sum(), "the output is the weighted sum of the values, Σ wᵢ·vᵢ, not of the weights."),
+    ]  # fmt: skip
+    diagnose("apply_output", out.reshape(()), output, wrong, atol=2e-3)
     return f"weights {fmt(weights)}, output {float(output):.4f}: between 3 and 5, nearer 5, the value of the better-matching key."
 
 
@@ -99,57 +76,23 @@ def _verify_apply(apply_weights, apply_output) -> str:
 def _verify_causal_weights(causal_weights) -> str:
     got = as_tensor("causal_weights", causal_weights)
     expect_shape("causal_weights", got, (4, 4), "(T_q, T_k)")
-    zeros = torch.zeros(4, 4, dtype=torch.float64)
-    expected = _softmax(zeros, causal_mask(4))
+    zeros, causal = torch.zeros(4, 4, dtype=torch.float64), causal_mask(4)
+    expected = _softmax(zeros, causal)
+    upper = "this is the upper triangle: the first token spreads its weight over all four, so it sees the future. Query i may attend to keys j ≤ i (torch.tril)."
     no_diagonal = "the diagonal is masked: a token may attend to itself, so keep key j = i (j ≤ i, not j < i)."
-    strict = torch.ones(4, 4, dtype=torch.bool).tril(-1)
-    uniform = torch.full((4, 4), 0.25, dtype=torch.float64)
-    diagnose(
-        "causal_weights",
-        got,
-        expected,
-        wrong=[
-            *[
-                (
-                    upper,
-                    "this is the upper triangle: the first token spreads its weight over all four, so it sees the future. Query i may attend to keys j ≤ i (torch.tril).",
-                )
-                for upper in (expected.T, _softmax(zeros, causal_mask(4).T))
-            ],
-            *[
-                (
-                    _softmax(zeros, ~causal_mask(4), fill=fill),
-                    "the mask's polarity is inverted: True means may attend, so hide the keys where the mask is False (masked_fill(~mask, float('-inf'))).",
-                )
-                for fill in (NEG_INF, -1e9)
-            ],
-            (
-                _softmax(zeros, causal_mask(4), dim=0),
-                "each column sums to 1 instead of each row: softmax over dim=-1, the keys.",
-            ),
-            (
-                uniform,
-                "every row is uniform over all four tokens: the mask was not applied. Set the scores above the diagonal to -inf before the softmax.",
-            ),
-            (
-                uniform.tril(),
-                "the rows don't sum to 1 (the first sums to 0.25): the mask was applied after the softmax. Mask the scores, then take the softmax.",
-            ),
-            (
-                torch.ones(4, 4).tril(),
-                "these are the mask's ones and zeros; the weights are the softmax of the masked scores.",
-            ),
-            (
-                zeros.masked_fill(~causal_mask(4), NEG_INF),
-                "these are the masked scores; the softmax turns them into weights.",
-            ),
-            (_softmax(zeros, strict), no_diagonal),
-            (_softmax(zeros, strict).nan_to_num(), no_diagonal),
-            (_softmax(zeros, strict, fill=-1e9), no_diagonal),
-        ],
-        atol=1e-3,
-        weights=True,
-    )
+    strict = causal.tril(-1)
+    wrong = [
+        (expected.T, upper),
+        (_softmax(zeros, causal.T), upper),
+        (torch.full((4, 4), 0.25), "every row is uniform over all four tokens: the mask was not applied. Set the scores above the diagonal to -inf before the softmax."),
+        (causal.double(), "these are the mask's ones and zeros; the weights are the softmax of the masked scores."),
+        (zeros.masked_fill(~causal, NEG_INF), "these are the masked scores; the softmax turns them into weights."),
+        (_softmax(zeros, strict), no_diagonal),
+        (_softmax(zeros, strict).nan_to_num(), no_diagonal),
+        (_softmax(zeros, strict, fill=-1e9), no_diagonal),
+        *_softmax_mistakes(zeros, causal),
+    ]  # fmt: skip
+    diagnose("causal_weights", got, expected, wrong, atol=1e-3, weights=True)
     return "lower-triangular rows of 1, 1/2, 1/3 and 1/4: each token shares its attention equally among itself and the tokens before it."
 
 
@@ -167,47 +110,33 @@ def _pair(result, during):
     raise Mismatch(f"attention should return a pair (output, weights); {during} it returned {got}.")
 
 
-def _weight_mistakes(scores, d_k, mask=None):
-    s = scores / math.sqrt(d_k)
+def _softmax_mistakes(s, mask=None):
+    """What goes wrong between the scaled scores ``s`` and the weights: axis, softmax, mask."""
     mistakes = [
-        (
-            _softmax(scores, mask),
-            f"the scores are not scaled: divide QKᵀ by √d_k (here √{d_k} ≈ {math.sqrt(d_k):.2f}) before the softmax.",
-        ),
-        (
-            _softmax(scores / d_k, mask),
-            f"you divided by d_k = {d_k}; divide by its square root, √d_k ≈ {math.sqrt(d_k):.2f}.",
-        ),
-        (_softmax(scores * math.sqrt(d_k), mask), "you multiplied by √d_k; divide by it."),
-        (
-            _softmax(s, mask, dim=-2),
-            "your weights don't sum to 1 over the last axis (each column does instead): softmax over dim=-1, the keys.",
-        ),
+        (_softmax(s, mask, dim=-2), "the weights don't sum to 1 over the last axis (each column sums to 1 instead): softmax over dim=-1, the keys."),
         (s, "these are the scaled scores: the softmax (over dim=-1) turns them into weights."),
-    ]
-    if mask is not None:
-        mistakes += [
-            (
-                s.softmax(-1),
-                "the mask had no effect: fill the scores where the mask is False with float('-inf') before the softmax.",
-            ),
-            *[
-                (
-                    _softmax(s, ~mask, fill=fill),
-                    "the mask's polarity is inverted: in this course True means may attend, so hide the positions where the mask is False (scores.masked_fill(~mask, float('-inf'))).",
-                )
-                for fill in (NEG_INF, -1e9)
-            ],
-            (
-                s.softmax(-1) * mask,
-                "rows don't sum to 1: the mask was applied after the softmax. Mask the scores first, then take the softmax.",
-            ),
-            (
-                s.masked_fill(~mask, 0.0).softmax(-1),
-                "masked scores were set to 0, but e⁰ = 1 still gets weight: fill them with float('-inf').",
-            ),
-        ]
-    return mistakes
+    ]  # fmt: skip
+    if mask is None:
+        return mistakes
+    inverted = "the mask's polarity is inverted: in this course True means may attend, so hide the positions where the mask is False (scores.masked_fill(~mask, float('-inf')))."
+    return mistakes + [
+        (s.softmax(-1), "the mask had no effect: fill the scores where the mask is False with float('-inf') before the softmax."),
+        (_softmax(s, ~mask), inverted),
+        (_softmax(s, ~mask, fill=-1e9), inverted),
+        (s.softmax(-1) * mask, "rows don't sum to 1: the mask was applied after the softmax. Mask the scores first, then take the softmax."),
+        (s.masked_fill(~mask, 0.0).softmax(-1), "masked scores were set to 0, but e⁰ = 1 still gets weight: fill them with float('-inf')."),
+    ]  # fmt: skip
+
+
+def _weight_mistakes(scores, d_k, mask=None):
+    """The softmax mistakes, plus scaling the raw scores ``QKᵀ`` wrongly."""
+    root = math.sqrt(d_k)
+    return [
+        (_softmax(scores, mask), f"the scores are not scaled: divide QKᵀ by √d_k (here √{d_k} ≈ {root:.2f}) before the softmax."),
+        (_softmax(scores / d_k, mask), f"you divided by d_k = {d_k}; divide by its square root, √d_k ≈ {root:.2f}."),
+        (_softmax(scores * root, mask), "you multiplied by √d_k; divide by it."),
+        *_softmax_mistakes(scores / root, mask),
+    ]  # fmt: skip
 
 
 _RANK_TIP = (
