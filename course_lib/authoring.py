@@ -162,11 +162,11 @@ def lesson_text(solution_path: Path) -> str:
     return nbformat.writes(make_lesson(solution, solution_path.name)) + "\n"
 
 
-def build_lessons(solutions: Path, lessons: Path) -> list[Path]:
-    """Write every lesson notebook; returns the files whose text changed."""
+def build_lessons(solutions: Path, lessons: Path, only: list[Path] = ()) -> list[Path]:
+    """Write every lesson notebook (or those of ``only``); returns the files whose text changed."""
     lessons.mkdir(exist_ok=True)
     changed = []
-    for path in sorted(solutions.glob("*.ipynb")):
+    for path in sorted(only or solutions.glob("*.ipynb")):
         target = lessons / path.name
         text = lesson_text(path)
         if not target.exists() or target.read_text(encoding="utf-8") != text:
@@ -211,7 +211,7 @@ def main(argv=None) -> int:
     )
     parser.add_argument("command", choices=["execute", "lessons", "check"])
     parser.add_argument(
-        "notebooks", nargs="*", type=Path, help="for execute: default solutions/*.ipynb"
+        "notebooks", nargs="*", type=Path, help="solution notebooks for execute and lessons (default: solutions/*.ipynb)"
     )
     parser.add_argument("--solutions", type=Path, default=Path("solutions"))
     parser.add_argument("--lessons", type=Path, default=Path("lessons"))
@@ -222,7 +222,7 @@ def main(argv=None) -> int:
             execute(path)
         return 0
     if args.command == "lessons":
-        for path in build_lessons(args.solutions, args.lessons):
+        for path in build_lessons(args.solutions, args.lessons, args.notebooks):
             print(f"wrote {path}")
         return 0
     problems = stale_lessons(args.solutions, args.lessons)

@@ -10,12 +10,26 @@ instructor's grader reads the same names and runs the same checks.
 """
 
 import html
+import importlib
+import pkgutil
 from dataclasses import dataclass
 
-from . import lesson03
 from ._core import FAILED, MIME_TYPE, NOT_DONE, PASSED, Exercise, Result
 
-EXERCISES: dict[str, Exercise] = {e.id: e for e in lesson03.EXERCISES}
+
+def _collect() -> dict[str, Exercise]:
+    """Every ``lessonNN`` module's ``EXERCISES``, keyed by id; a repeated id is an error."""
+    found: dict[str, Exercise] = {}
+    for module in sorted(m.name for m in pkgutil.iter_modules(__path__)):
+        if module.startswith("lesson"):
+            for exercise in importlib.import_module(f".{module}", __name__).EXERCISES:
+                if exercise.id in found:
+                    raise ValueError(f"exercise id {exercise.id!r} is defined twice ({module})")
+                found[exercise.id] = exercise
+    return found
+
+
+EXERCISES: dict[str, Exercise] = _collect()
 
 _hints_shown: dict[str, int] = {}
 
