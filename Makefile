@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 
-.PHONY: lab restore test lint format solutions lessons bench clean
+.PHONY: lab restore test lint format solutions lessons checkpoint validate grade bench clean
 
 # Notebook tests: the kernel runs in this environment; memory addresses are masked.
 NBVAL := --nbval-current-env --nbval-cell-timeout=300 --nbval-sanitize-with tests/nbval_sanitize.cfg
@@ -40,11 +40,29 @@ solutions: $(VENV)/.dev    ## re-run the solution notebooks in place, then regen
 lessons: $(VENV)/.dev      ## regenerate lessons/ from solutions/
 	$(BIN)/python -m course_lib.authoring lessons
 
+checkpoint: $(VENV)/.dev   ## retrain lesson 7's shipped translator (deterministic: one thread, seed 0)
+	$(BIN)/python -m course_lib.pretrained
+
+validate: $(VENV)/.dev     ## solutions pass every check, lessons none: make validate [LESSON=03]
+	$(BIN)/python -m course_lib.grade --validate $(LESSON) --jobs 2
+
+# Where grading writes grades.csv, summary.md and feedback/; notebooks graded at a time.
+GRADES ?= grades/grades.csv
+JOBS   ?= 2
+
+grade: $(VENV)/.dev        ## grade student notebooks: make grade SUBMISSIONS=folder [GRADES=... JOBS=2]
+	$(BIN)/python -m course_lib.grade $(SUBMISSIONS) --out $(GRADES) --jobs $(JOBS)
+
 bench: $(VENV)/.dev        ## print the speed figures recorded in benchmarks/README.md
 	$(BIN)/python benchmarks/attention_speed.py
 	$(BIN)/python benchmarks/training_throughput.py
 	$(BIN)/python benchmarks/train_translator.py
+	$(BIN)/python benchmarks/lesson7_budget.py
 	$(BIN)/python benchmarks/widget_redraw.py
+	$(BIN)/python benchmarks/vector_widget_redraw.py
+	$(BIN)/python benchmarks/pe_explorer_redraw.py
+	$(BIN)/python benchmarks/deep_stack_redraw.py
+	$(BIN)/python benchmarks/l1b_encoder_vs_bilstm.py --repeats 5
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache *.egg-info

@@ -14,23 +14,11 @@ it has shown. The first view of a head or mask builds a new figure instead, time
 """
 
 import argparse
-import statistics
-import time
 
 import torch
+from _redraw import report, timed
 
 from course_lib.widgets import AttentionExplorer, figure_png, lesson3_examples, render_attention
-
-
-def timed(step, repeats: int) -> list[float]:
-    for i in range(5):  # warm-up: fonts, glyph outlines, caches
-        step(i)
-    times = []
-    for i in range(repeats):
-        start = time.perf_counter()
-        step(i)
-        times.append((time.perf_counter() - start) * 1e3)
-    return times
 
 
 def main():
@@ -66,13 +54,7 @@ def main():
         ("head or causal mask", head_or_mask_step),
         ("first view of a head or mask (new figure)", new_figure_step),
     ):
-        times = timed(step, args.repeats)
-        median, slowest = statistics.median(times), max(times)
-        verdict = "meets goal" if median <= 100 and slowest < 150 else "MISSES goal"
-        print(
-            f"  {label:42s} median {median:6.1f} ms  max {slowest:6.1f} ms  "
-            f"(goal: median <= 100, max < 150: {verdict})"
-        )
+        report(label, timed(step, args.repeats), width=42)
 
 
 if __name__ == "__main__":

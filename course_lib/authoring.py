@@ -211,7 +211,10 @@ def main(argv=None) -> int:
     )
     parser.add_argument("command", choices=["execute", "lessons", "check"])
     parser.add_argument(
-        "notebooks", nargs="*", type=Path, help="solution notebooks for execute and lessons (default: solutions/*.ipynb)"
+        "notebooks",
+        nargs="*",
+        type=Path,
+        help="solution notebooks for execute and lessons (default: solutions/*.ipynb)",
     )
     parser.add_argument("--solutions", type=Path, default=Path("solutions"))
     parser.add_argument("--lessons", type=Path, default=Path("lessons"))

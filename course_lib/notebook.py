@@ -19,6 +19,7 @@ def start(seed: int = 0, threads: int = 1) -> None:
     torch.set_num_threads(threads)
     try:
         import matplotlib as mpl
+        import matplotlib.style  # not loaded by `import matplotlib` alone (no pyplot yet)
 
         mpl.style.use("tableau-colorblind10")
         mpl.rcParams["image.cmap"] = "cividis"

@@ -4,6 +4,8 @@ The lesson-specific checks are tested in ``test_checks_lesson03.py``.
 """
 
 import re
+import sys
+from dataclasses import dataclass
 
 import numpy as np
 import pytest
@@ -81,8 +83,8 @@ def test_statuses_differ_without_their_colours():
     "exercise_id, listed",
     [
         ("3.9", "3.1, 3.2, 3.3, 3.4, 3.5, 3.6, 3.7, 3.8."),
-        ("9.1", "3.1, 3.2, 3.3, 3.4, 3.5, 3.6, 3.7, 3.8."),  # unknown lesson: lists all
-        ("", "3.1, 3.2"),
+        ("99.1", ", ".join(EXERCISES) + "."),  # unknown lesson: lists them all
+        ("", ", ".join(EXERCISES) + "."),
     ],
 )
 def test_unknown_exercise_is_a_failed_result_that_lists_the_exercises(exercise_id, listed):
@@ -90,6 +92,24 @@ def test_unknown_exercise_is_a_failed_result_that_lists_the_exercises(exercise_i
     assert result.status == FAILED
     assert f"there is no exercise {exercise_id!r}" in result.message
     assert listed in result.message
+
+
+def test_a_repeated_exercise_id_is_refused(monkeypatch):
+    module = type(checks)("lesson99")
+    module.EXERCISES = [EXERCISES["3.1"]]
+    monkeypatch.setitem(sys.modules, "course_lib.checks.lesson99", module)
+    monkeypatch.setattr(checks.pkgutil, "iter_modules", lambda path: [_Found("lesson99")])
+    assert checks._collect() == {"3.1": EXERCISES["3.1"]}
+    monkeypatch.setattr(
+        checks.pkgutil, "iter_modules", lambda path: [_Found("lesson03"), _Found("lesson99")]
+    )
+    with pytest.raises(ValueError, match="exercise id '3.1' is defined twice"):
+        checks._collect()
+
+
+@dataclass
+class _Found:
+    name: str
 
 
 def test_exercise_id_may_be_a_number():

@@ -12,7 +12,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from course_lib.checks import EXERCISES, FAILED, NOT_DONE, PASSED, check
+from course_lib.checks import EXERCISES, FAILED, NOT_DONE, PASSED, check, exercises
 
 NEG_INF = float("-inf")
 
@@ -125,7 +125,7 @@ def test_right_answers_pass(exercise_id, answers):
 
 
 def test_every_exercise_has_a_right_answer_above():
-    assert {p.values[0] for p in RIGHT} == set(EXERCISES)
+    assert {p.values[0] for p in RIGHT} == {e.id for e in exercises(3)}
 
 
 @pytest.mark.parametrize(
@@ -171,7 +171,7 @@ STUBS = {
 }
 
 
-@pytest.mark.parametrize("exercise_id", list(EXERCISES))
+@pytest.mark.parametrize("exercise_id", [e.id for e in exercises(3)])
 def test_the_lessons_stub_is_not_done(exercise_id):
     result = check(exercise_id, *STUBS[exercise_id])
     assert result.status == NOT_DONE

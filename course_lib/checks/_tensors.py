@@ -99,3 +99,17 @@ def row_sums(name: str, weights: torch.Tensor) -> str | None:
         f"the rows of `{name}` don't sum to 1 over the last axis (they sum to {fmt(sums.flatten()[:4])}"
         f"{' ...' if sums.numel() > 4 else ''}): softmax over dim=-1, dividing each exponential by its row's sum?"
     )
+
+
+def output_and_weights(function: str, result, during: str) -> tuple[torch.Tensor, torch.Tensor]:
+    """The pair ``(output, weights)`` that the learner's ``function`` returned, as tensors."""
+    if isinstance(result, (tuple, list)) and len(result) == 2:
+        return as_tensor("output", result[0]), as_tensor("weights", result[1])
+    got = (
+        f"a tensor of shape {tuple(result.shape)}"
+        if isinstance(result, torch.Tensor)
+        else type(result).__name__
+    )
+    raise Mismatch(
+        f"{function} should return a pair (output, weights); {during} it returned {got}."
+    )

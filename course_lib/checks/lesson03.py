@@ -14,7 +14,17 @@ import torch
 
 from ..masks import causal_mask, padding_mask, target_mask
 from ._core import Exercise, Mismatch, call, choice
-from ._tensors import as_tensor, close, diagnose, difference, expect_shape, fmt, match, row_sums
+from ._tensors import (
+    as_tensor,
+    close,
+    diagnose,
+    difference,
+    expect_shape,
+    fmt,
+    match,
+    output_and_weights,
+    row_sums,
+)
 
 NEG_INF = float("-inf")
 
@@ -99,17 +109,6 @@ def _verify_causal_weights(causal_weights) -> str:
 # 3.4 (lab L3.A) The attention function -----------------------------------------------------
 
 
-def _pair(result, during):
-    if isinstance(result, (tuple, list)) and len(result) == 2:
-        return as_tensor("output", result[0]), as_tensor("weights", result[1])
-    got = (
-        f"a tensor of shape {tuple(result.shape)}"
-        if isinstance(result, torch.Tensor)
-        else type(result).__name__
-    )
-    raise Mismatch(f"attention should return a pair (output, weights); {during} it returned {got}.")
-
-
 def _softmax_mistakes(s, mask=None):
     """What goes wrong between the scaled scores ``s`` and the weights: axis, softmax, mask."""
     mistakes = [
@@ -161,7 +160,7 @@ def _compare_attention(attention, q, k, v, mask, during):
         result = call(attention, *args, during=during)
     except Mismatch as e:
         raise Mismatch(f"{e} {_RANK_TIP}" if _fits_one_rank(attention) else str(e)) from None
-    out, weights = _pair(result, during)
+    out, weights = output_and_weights("attention", result, during)
     if any(not torch.equal(x, y) for x, y in zip((q, k, v), inputs, strict=True)):
         raise Mismatch(
             "your function changed q, k or v in place (e.g. q /= ...): compute new tensors instead."

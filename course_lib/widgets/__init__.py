@@ -1,10 +1,17 @@
 """Figures and widgets for the lessons: matplotlib without pyplot, ipywidgets imported lazily.
 
+    sequence_cost       lesson 1: measured RNN/LSTM vs self-attention time, path lengths, n²d vs nd²
+    vectors             lesson 2: two arrows with their dot product, cosine and angle
     attention_data      tokens and raw scores of each head (AttentionExample), their weights
     attention_map       one head's weights drawn as a labelled heatmap, with its formula
     attention_explorer  the explorer widget: example, head, temperature, √d_k, causal mask
     examples            the examples the lessons explore (lesson 3: three of them)
+    pe_data, pe_figures lesson 5: encoding table, waves, similarity and the shift as a rotation
+    pe_explorer         lesson 5: the positional-encoding waves explorer
+    deep_stack          lesson 6: activation scale through a deep stack, with and without residuals
+    model_examples      lesson 7: a trained model's attention on sentences, for the explorer
 
+Every widget keeps its drawing in plain functions that tests call without a browser.
 In a notebook::
 
     from course_lib.widgets import AttentionExplorer, lesson3_examples
@@ -15,16 +22,32 @@ from ._display import figure_png, show_figure
 from .attention_data import AttentionExample, attention_weights
 from .attention_explorer import AttentionExplorer
 from .attention_map import draw_attention, refresh_attention, render_attention
+from .deep_stack import DeepStackExplorer, stack_profile
 from .examples import lesson3_examples
+from .model_examples import model_examples, sentence_attention
+from .pe_explorer import PEExplorer
+from .pe_figures import render_pe
+from .sequence_cost import SequenceCostExplorer
+from .vectors import VectorExplorer, render_vectors, vector_pair
 
 __all__ = [
     "AttentionExample",
     "AttentionExplorer",
+    "DeepStackExplorer",
+    "PEExplorer",
+    "SequenceCostExplorer",
+    "VectorExplorer",
     "attention_weights",
     "draw_attention",
     "figure_png",
     "lesson3_examples",
+    "model_examples",
     "refresh_attention",
     "render_attention",
+    "render_pe",
+    "render_vectors",
+    "sentence_attention",
     "show_figure",
+    "stack_profile",
+    "vector_pair",
 ]

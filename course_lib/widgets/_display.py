@@ -8,7 +8,9 @@ numbers in a heatmap's cells) are drawn as glyph outlines in one collection: far
 
 import base64
 import functools
+import html
 import io
+from pathlib import Path as FilePath
 
 import numpy as np
 from matplotlib.backend_bases import FigureCanvasBase
@@ -101,3 +103,24 @@ def _outline(text: str, size: float) -> Path:
     path = TextPath((0, 0), text, size=size)
     (x0, y0), (x1, y1) = path.get_extents().get_points()
     return Path(path.vertices - ((x0 + x1) / 2, (y0 + y1) / 2), path.codes)
+
+
+def save_png(png: bytes, path: FilePath, status) -> FilePath | None:
+    """Write ``png`` to ``path`` and say so, or why not, in the ``status`` HTML widget.
+
+    Returns the path, or None when the file could not be written.
+    """
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(png)
+    except OSError as error:
+        status.value = _wrapping(f"could not save: {html.escape(str(error))}")
+        return None
+    where = html.escape(str(path.parent.resolve()))
+    status.value = _wrapping(f"saved <code>{html.escape(path.name)}</code> in {where}")
+    return path
+
+
+def _wrapping(text: str) -> str:
+    """HTML that wraps anywhere, so a long path cannot widen the controls."""
+    return f'<div style="overflow-wrap: anywhere; line-height: 1.3">{text}</div>'

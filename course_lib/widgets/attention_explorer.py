@@ -5,12 +5,11 @@ and an ``Output`` holding a PNG: it works live in JupyterLab, in headless runs a
 static HTML exports. ipywidgets is imported only when an explorer is built.
 """
 
-import html
 import re
 from collections import OrderedDict
 from pathlib import Path
 
-from ._display import figure_png, png_output
+from ._display import figure_png, png_output, save_png
 from .attention_data import AttentionExample
 from .attention_map import refresh_attention, render_attention
 
@@ -87,6 +86,11 @@ class AttentionExplorer:
             layout=w.Layout(flex="0 0 auto", width="320px", min_width="320px"),
         )
         self.widget = w.HBox([controls, self.output])
+        # Stable CSS classes: the end-to-end browser tests find the parts by them.
+        self.widget.add_class("course-attention-explorer")
+        self.temperature.add_class("course-temperature")
+        self.causal.add_class("course-causal")
+        self.output.add_class("course-picture")
         self.save_button.on_click(self.save)
         self.update()
 
@@ -140,22 +144,9 @@ class AttentionExplorer:
         """Write the map on show to ``save_dir``; returns the path (None if it failed)."""
         slug = re.sub(r"[^a-z0-9]+", "-", self._example.name.lower()).strip("-") or "example"
         path = self.save_dir / f"attention-{slug}-head{self.head_select.value + 1}.png"
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_bytes(self._png)
-        except OSError as error:
-            self.status.value = _wrapping(f"could not save: {html.escape(str(error))}")
-            return None
-        where = html.escape(str(path.parent.resolve()))
-        self.status.value = _wrapping(f"saved <code>{html.escape(path.name)}</code> in {where}")
-        return path
+        return save_png(self._png, path, self.status)
 
     def _ipython_display_(self):
         from IPython.display import display
 
         display(self.widget)
-
-
-def _wrapping(text: str) -> str:
-    """HTML that wraps anywhere, so a long path cannot widen the controls."""
-    return f'<div style="overflow-wrap: anywhere; line-height: 1.3">{text}</div>'

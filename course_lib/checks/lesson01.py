@@ -1,0 +1,389 @@
+"""Checks for lesson 1, the sequence problem (paper §1, §2 and §4, Table 1).
+
+Answers here are counts (steps, hops, multiply-adds, parameters, bytes), so each check
+compares exact integers and, when they differ, names the count the learner most likely
+computed instead: words instead of hops, the two costs swapped, one bias vector instead of
+PyTorch's two, entries instead of bytes, and so on.
+"""
+
+import inspect
+
+import torch
+
+from ._core import Exercise, Mismatch, call, choice
+from ._tensors import as_tensor
+
+# 1.1 Recall ------------------------------------------------------------------------------
+
+_RECALL_PROBLEMS = choice(
+    "b",
+    {
+        "a": "The two are swapped. Waiting for h_{t-1} before computing h_t is about time: "
+        "it stops the steps running in parallel. Fading information and vanishing gradients "
+        "are about what the model can learn.",
+        "b": "Speed: h_t needs h_{t-1}, so n positions take n steps one after another and most "
+        "of a parallel machine sits idle. Quality: what word 1 says reaches word n only "
+        "through n - 1 transformations, and it fades on the way (so do the gradients).",
+        "c": "Those are the Transformer's own costs: its n × n score matrix grows "
+        "quadratically. A recurrent layer's state has a fixed size whatever n is.",
+        "d": "Neither is a problem of recurrence: an LSTM often has fewer parameters than a "
+        "Transformer of the same width, and recurrence handles any length naturally.",
+    },
+)
+
+# 1.2 Apply: a 100-word sentence -----------------------------------------------------------
+
+
+def _count(name: str, value) -> int:
+    x = as_tensor(name, value)
+    if x.numel() != 1:
+        raise Mismatch(f"`{name}` should be one number; got shape {tuple(x.shape)}")
+    number = float(x)
+    if number != int(number):
+        raise Mismatch(f"`{name}` = {number:g}: steps and hops are whole numbers.")
+    return int(number)
+
+
+def _verify_steps_and_paths(rnn_steps, rnn_path, attention_steps, attention_path) -> str:
+    got = {
+        "rnn_steps": _count("rnn_steps", rnn_steps),
+        "rnn_path": _count("rnn_path", rnn_path),
+        "attention_steps": _count("attention_steps", attention_steps),
+        "attention_path": _count("attention_path", attention_path),
+    }
+    if got == {"rnn_steps": 1, "rnn_path": 1, "attention_steps": 100, "attention_path": 99}:
+        raise Mismatch(
+            "the RNN and attention answers are swapped: the RNN is the one that takes a step per word."
+        )
+    if 4 in (got["rnn_path"], got["rnn_steps"]) or got["rnn_steps"] == 5:
+        raise Mismatch(
+            "5 steps and 4 hops were the worked example's 5-word sentence; this one has 100 words."
+        )
+    wrong_rnn_steps = {
+        99: "the RNN also makes a step for the first word (h1 = f(h0, x1)): 100 words, 100 steps.",
+        1: "an RNN cannot compute h_t before h_{t-1}: one step per word, one after another.",
+    }
+    if got["rnn_steps"] != 100:
+        raise Mismatch(
+            wrong_rnn_steps.get(got["rnn_steps"])
+            or f"`rnn_steps` = {got['rnn_steps']}: the RNN makes one step per word."
+        )
+    wrong_rnn_path = {
+        1: "1 hop is attention's path. In an RNN, word 1 reaches word 100 only through the chain h1 → h2 → ... → h100.",
+        101: "count the links between h1 and h100: one fewer than the words they span.",
+        98: "count the links between h1 and h100: h1 → h2 is the first of them.",
+    }
+    if got["rnn_path"] not in (99, 100):
+        raise Mismatch(
+            wrong_rnn_path.get(got["rnn_path"])
+            or f"`rnn_path` = {got['rnn_path']}: follow the chain h1 → h2 → ... → h100 and count the arrows."
+        )
+    if got["attention_steps"] != 1:
+        raise Mismatch(
+            f"`attention_steps` = {got['attention_steps']}: self-attention computes every position at once, "
+            "as one batch of matrix products: 1 step per layer, whatever n is."
+        )
+    if got["attention_path"] != 1:
+        more = {
+            0: "0 hops would mean the words are the same position; a word reading another is one hop."
+        }
+        raise Mismatch(
+            more.get(got["attention_path"])
+            or f"`attention_path` = {got['attention_path']}: word 100 attends to word 1 directly, in one hop."
+        )
+    note = (
+        " (You gave 100, which counts the words; between them lie 99 hops. Both say O(n).)"
+        if got["rnn_path"] == 100
+        else ""
+    )
+    return (
+        "RNN: 100 sequential steps and a 99-hop path from word 1 to word 100; self-attention: "
+        f"1 step per layer and a 1-hop path.{note}"
+    )
+
+
+# 1.3 Extend: the cost of a layer, n²·d against n·d² ----------------------------------------
+
+_COST_CASES = [(50, 512), (512, 512), (1000, 64), (3, 7)]
+
+
+def _cost(fn, name, n, d) -> int:
+    value = call(fn, n, d, during=f"with n = {n}, d = {d}")
+    return _count(f"{name}({n}, {d})", value) if value is not None else _none(name)
+
+
+def _none(name):
+    raise Mismatch(f"`{name}` returned None: end it with `return ...`.")
+
+
+def _verify_costs(attention_cost, recurrent_cost, crossover_n) -> str:
+    for n, d in _COST_CASES:
+        a = _cost(attention_cost, "attention_cost", n, d)
+        r = _cost(recurrent_cost, "recurrent_cost", n, d)
+        expected_a, expected_r = n * n * d, n * d * d
+        if (a, r) == (expected_a, expected_r):
+            continue
+        if (a, r) == (expected_r, expected_a):
+            raise Mismatch(
+                "the two costs are swapped: self-attention compares every pair of positions "
+                "(n² pairs, d multiply-adds each), the recurrence multiplies a d × d matrix at each of n steps."
+            )
+        for name, got, expected, form in (
+            ("attention_cost", a, expected_a, "n²·d"),
+            ("recurrent_cost", r, expected_r, "n·d²"),
+        ):
+            if got == expected:
+                continue
+            typical = {
+                n * d: "n·d is one pass over the input; the cost has one more factor",
+                n * n * d * d: "n²·d² multiplies both costs together",
+                n * n: "n² counts the pairs, but each pair costs d multiply-adds",
+                d * d: "d² is the cost of one step; there are n of them",
+            }
+            diagnosis = typical.get(got, f"got {got:,}")
+            raise Mismatch(f"`{name}({n}, {d})` should be {form} = {expected:,}: {diagnosis}.")
+    x = _count("crossover_n", crossover_n)
+    wrong = {
+        512 * 512: "512² is the cost ratio's numerator, not the length: n²·d = n·d² when n = d.",
+        23: "√512 ≈ 22.6 is not it: n²·d = n·d² simplifies to n = d.",
+        22: "√512 ≈ 22.6 is not it: n²·d = n·d² simplifies to n = d.",
+        1: "divide both sides of n²·d = n·d² by n·d: n = d.",
+    }
+    if x != 512:
+        raise Mismatch(
+            wrong.get(x) or f"`crossover_n` = {x}: set n²·d = n·d² with d = 512 and solve for n."
+        )
+    return (
+        "n²·d < n·d² exactly when n < d. At d = 512: n = 50 costs 1,280,000 against 13,107,200 "
+        "(about 10× cheaper), and at n = 512 both are 134,217,728."
+    )
+
+
+# 1.4 (lab L1.A) Token and sequence accuracy, first position excluded ------------------------
+
+
+def _accuracy_case():
+    """Targets of length 5 and predictions with one, two or no wrong tokens per row."""
+    target = torch.tensor(
+        [[9, 8, 7, 6, 5], [4, 3, 2, 11, 10], [12, 13, 14, 15, 16], [6, 6, 7, 7, 8]]
+    )
+    predicted = target.clone()
+    predicted[1, 2] = 5  # one wrong token
+    predicted[2, 3:] = 3  # two wrong tokens
+    predicted[3, 0] = 19  # only the given first token differs: not scored
+    return predicted, target
+
+
+def _reference_accuracy(predicted, target):
+    right = (predicted[:, 1:] == target[:, 1:]).double()  # positions 2..L
+    return right.mean().item(), right.all(dim=1).double().mean().item()
+
+
+def _verify_accuracy(reversal_accuracy) -> str:
+    predicted, target = _accuracy_case()
+    result = call(reversal_accuracy, predicted.clone(), target.clone(), during="on a test batch")
+    if not isinstance(result, (tuple, list)) or len(result) != 2:
+        raise Mismatch(
+            f"`reversal_accuracy` should return a pair (token_accuracy, sequence_accuracy); got {type(result).__name__}."
+        )
+    token, sequence = (float(_one("token_accuracy", x)) for x in result)
+    expected_token, expected_sequence = _reference_accuracy(predicted, target)  # 13/16, 2/4
+    if max(token, sequence) > 1.0 + 1e-9:
+        raise Mismatch(
+            f"got ({token:g}, {sequence:g}): return fractions between 0 and 1, not percentages."
+        )
+    right_all = (predicted == target).double()
+    mistakes = [
+        ((expected_sequence, expected_token), "the pair is swapped: return (token_accuracy, sequence_accuracy)."),
+        ((right_all.mean().item(), expected_sequence), "the token accuracy counts position 1, which the decoder is given (no BOS symbol): score positions 2..L only, predicted[:, 1:]."),
+        ((right_all.mean().item(), right_all.all(1).double().mean().item()), "position 1 is counted: the decoder is given the first target token, so score positions 2..L only, predicted[:, 1:]."),
+        ((expected_token, right_all.all(1).double().mean().item()), "the sequence accuracy counts position 1, which the decoder is given: a sequence is right when positions 2..L all are."),
+        ((expected_token, expected_token), "the sequence accuracy is the token accuracy again: a sequence counts only if all its scored tokens are right (.all(dim=1))."),
+        ((expected_token, (predicted[:, 1:] == target[:, 1:]).any(1).double().mean().item()), "a sequence with any right token is counted: it must have all of them right (.all, not .any)."),
+    ]  # fmt: skip
+    got = (token, sequence)
+    if all(
+        abs(g - e) < 1e-6 for g, e in zip(got, (expected_token, expected_sequence), strict=True)
+    ):
+        return f"token accuracy {token:.4f} (13 of 16 scored tokens) and sequence accuracy {sequence:.2f} (2 of 4) on the test batch; position 1 is given, so it is not scored."
+    for candidate, message in mistakes:
+        if all(abs(g - c) < 1e-6 for g, c in zip(got, candidate, strict=True)):
+            raise Mismatch(message)
+    raise Mismatch(
+        f"on the test batch expected ({expected_token:.4f}, {expected_sequence:.2f}); got ({token:.4f}, {sequence:.4f})."
+    )
+
+
+def _one(name, x):
+    value = as_tensor(name, x)
+    if value.numel() != 1:
+        raise Mismatch(f"`{name}` should be one number; got shape {tuple(value.shape)}")
+    return value.reshape(())
+
+
+# 1.5 (lab L1.B) The parameters of one LSTM layer ------------------------------------------------
+
+
+def _verify_lstm_parameters(lstm_parameters) -> str:
+    for d_in, hidden in [(256, 128), (64, 128), (3, 5)]:
+        value = call(lstm_parameters, d_in, hidden, during=f"with d_in = {d_in}, hidden = {hidden}")
+        if value is None:
+            _none("lstm_parameters")
+        got = _count(f"lstm_parameters({d_in}, {hidden})", value)
+        expected = sum(p.numel() for p in torch.nn.LSTM(d_in, hidden).parameters())
+        if got == expected:
+            continue
+        gates = 4 * hidden * (d_in + hidden)
+        typical = {
+            gates + 4 * hidden: "PyTorch's LSTM has two bias vectors per gate, b_ih and b_hh: 8·hidden biases, not 4·hidden.",
+            gates: "the biases are missing: PyTorch adds b_ih and b_hh, 4·hidden each.",
+            4 * hidden * d_in + 8 * hidden: "the recurrent weights W_hh (4·hidden × hidden) are missing: each gate also reads h_{t-1}.",
+            hidden * (d_in + hidden) + 2 * hidden: "an LSTM has four gates (input, forget, cell, output): multiply by 4.",
+            3 * hidden * (d_in + hidden) + 6 * hidden: "that is a GRU's three gates; an LSTM has four.",
+            2 * expected: "that counts both directions; the function is for one direction of one layer.",
+        }  # fmt: skip
+        raise Mismatch(
+            typical.get(got)
+            or f"`lstm_parameters({d_in}, {hidden})` should be {expected:,}; got {got:,}. Count W_ih, W_hh, b_ih and b_hh."
+        )
+    return "4·hidden·(d_in + hidden) + 8·hidden: 197,632 for one direction of the BiLSTM's first layer."
+
+
+# 1.6 (lab L1.C) The memory of the score matrix ----------------------------------------------------
+
+
+def _verify_attention_bytes(attention_bytes) -> str:
+    cases = [(512, 1, 1, 1), (128_000, 1, 1, 1), (2048, 8, 6, 4), (10, 2, 3, 5)]
+    if not callable(attention_bytes):
+        raise Mismatch(f"expected a function; got {type(attention_bytes).__name__}")
+    try:
+        inspect.signature(attention_bytes).bind(1, heads=1, layers=1, batch=1)
+    except (TypeError, ValueError):
+        raise Mismatch(
+            "`attention_bytes` must take heads, layers and batch as keyword arguments with "
+            "default 1: def attention_bytes(n, heads=1, layers=1, batch=1)."
+        ) from None
+    for n, heads, layers, batch in cases:
+        during = f"with n = {n}, heads = {heads}, layers = {layers}, batch = {batch}"
+        if (heads, layers, batch) == (1, 1, 1):
+            value = call(attention_bytes, n, during=during)
+        else:
+            value = call(attention_bytes, n, heads=heads, layers=layers, batch=batch, during=during)
+        if value is None:
+            _none("attention_bytes")
+        got = float(_one(f"attention_bytes({n}, ...)", value))
+        copies = heads * layers * batch
+        expected = 4 * n * n * copies
+        if got == expected:
+            continue
+        typical = {
+            n * n * copies: "that is the number of entries; each float32 entry takes 4 bytes.",
+            2 * n * n * copies: "2 bytes per entry is float16; the table is float32, 4 bytes.",
+            8 * n * n * copies: "8 bytes per entry is float64; the table is float32, 4 bytes.",
+            4 * n * copies: "the score matrix is n × n: n² entries, not n.",
+            4 * n * n: "heads, layers and batch were ignored: every head of every layer of every sequence holds its own n × n matrix.",
+            4 * n * n * copies / 2**20: "that is in MiB; return bytes (the notebook converts).",
+            4 * n * n * copies / 1e9: "that is in GB; return bytes (the notebook converts).",
+            4 * n * n * copies / 2**30: "that is in GiB; return bytes (the notebook converts).",
+        }  # fmt: skip
+        message = next((m for v, m in typical.items() if abs(got - v) <= 1e-9 * max(v, 1)), None)
+        called = f"attention_bytes({n}, heads={heads}, layers={layers}, batch={batch})"
+        raise Mismatch(
+            f"`{called}` gave {got:,.6g}: {message}"
+            if message
+            else f"`{called}` should be 4·n²·heads·layers·batch = {expected:,}; got {got:,.6g}."
+        )
+    return "4·n² bytes per head, layer and sequence: 1 MiB at 512 tokens, 65.5 GB (61.0 GiB) at 128,000."
+
+
+# 1.7 (lab L1.C) The inconsistent last row ------------------------------------------------------------
+
+_RECALL_ROW = choice(
+    "b",
+    {
+        "a": "The entry count is right: 128,000² = 16,384,000,000. The trouble is the memory figure.",
+        "b": "16,384,000,000 entries × 4 bytes = 65,536,000,000 B = 65.5 GB = 61.0 GiB. 64 is exact "
+        "only for 131,072 = 128 × 1,024 tokens: 17,179,869,184 entries, 64 GiB.",
+        "c": "float32 takes 4 bytes (float64 takes 8); with 8 bytes the row would say about 131 GB.",
+        "d": "The table is for one head, one layer and one sequence; more heads or layers would "
+        "multiply every row, not explain why one row disagrees with its own entry count.",
+    },
+)
+
+
+EXERCISES = [
+    Exercise(
+        "1.1",
+        "Recall: the two problems of recurrence",
+        ("answer_1_1",),
+        _RECALL_PROBLEMS,
+        (
+            "One problem is about how long the computation takes, the other about what the model can learn.",
+            "Which one is caused by h_t needing h_{t-1}? Which by information crossing many steps?",
+        ),
+        kind="choice",
+    ),
+    Exercise(
+        "1.2",
+        "Apply: steps and paths for 100 words",
+        ("rnn_steps", "rnn_path", "attention_steps", "attention_path"),
+        _verify_steps_and_paths,
+        (
+            "The worked example had 5 words: 5 steps and 4 hops for the RNN, 1 and 1 for attention.",
+            "The RNN path from word 1 to word n counts the arrows h1 → h2 → ... → hn: n - 1.",
+        ),
+    ),
+    Exercise(
+        "1.3",
+        "Extend: which layer is cheaper?",
+        ("attention_cost", "recurrent_cost", "crossover_n"),
+        _verify_costs,
+        (
+            "Self-attention: n² pairs of positions, a d-dimensional dot product for each.",
+            "Recurrence: n steps, each a d × d matrix times a vector.",
+            "n²·d = n·d²: divide both sides by n·d.",
+        ),
+    ),
+    Exercise(
+        "1.4",
+        "Lab L1.A: token and sequence accuracy",
+        ("reversal_accuracy",),
+        _verify_accuracy,
+        (
+            "The decoder is given the first target token, so compare predicted[:, 1:] with target[:, 1:].",
+            "Token accuracy: the mean of the matches. Sequence accuracy: the mean over rows of .all(dim=1).",
+        ),
+    ),
+    Exercise(
+        "1.5",
+        "Lab L1.B: the parameters of an LSTM layer",
+        ("lstm_parameters",),
+        _verify_lstm_parameters,
+        (
+            "Four gates; each has a weight matrix for the input (hidden × d_in) and one for h_{t-1} (hidden × hidden).",
+            "PyTorch gives each gate two bias vectors, b_ih and b_hh.",
+            "Check against sum(p.numel() for p in torch.nn.LSTM(d_in, hidden).parameters()).",
+        ),
+    ),
+    Exercise(
+        "1.6",
+        "Lab L1.C: the memory of the score matrix",
+        ("attention_bytes",),
+        _verify_attention_bytes,
+        (
+            "One head of one layer for one sequence holds n × n scores of 4 bytes each.",
+            "Every head, every layer and every sequence in the batch has its own matrix: multiply.",
+        ),
+    ),
+    Exercise(
+        "1.7",
+        "Lab L1.C: the inconsistent row",
+        ("answer_1_7",),
+        _RECALL_ROW,
+        (
+            "Compute 128,000² × 4 bytes and compare it with 64 × 10⁹ and with 64 × 2³⁰.",
+            "Which n gives exactly 64 GiB? Try n = 128 × 1,024.",
+        ),
+        kind="choice",
+    ),
+]

@@ -1,0 +1,112 @@
+"""Checks for the numbers in the review questions (notebook 09): scaling at d_k = 64 (question 2)
+and the size of the attention matrix (question 4).
+
+Each check names the typical slip: a variance for a standard deviation, the scaled scores
+for the unscaled ones, n for n², d_model or the heads counted in, GiB for GB, float64 bytes.
+"""
+
+import math
+
+import torch
+
+from ._core import Exercise, Mismatch
+from ._tensors import as_tensor, diagnose
+
+
+def _one_number(name, x) -> float:
+    x = as_tensor(name, x)
+    if x.numel() != 1:
+        raise Mismatch(f"`{name}` should be one number; got shape {tuple(x.shape)}")
+    return float(x)
+
+
+def _verify_saturation(std_64, weights_8) -> str:
+    std = _one_number("std_64", std_64)
+    if abs(std - 64) < 0.5:
+        raise Mismatch("`std_64` = 64 is the variance, d_k; the standard deviation is √64 = 8.")
+    if abs(std - 8) > 0.05:
+        raise Mismatch(
+            f"`std_64` = {std:.3g}; with variance d_k = 64, the standard deviation is √64."
+        )
+    scores = torch.tensor([8.0, 0.0, -8.0], dtype=torch.float64)
+    expected = scores.softmax(-1)
+    got = as_tensor("weights_8", weights_8)
+    if got.numel() == 3:  # a batch-first (1, 3) row is the same three weights
+        got = got.flatten()
+    wrong = [
+        ((-scores).softmax(-1), "these are the weights in reverse order: the largest score, 8, gets the largest weight."),
+        (scores.log_softmax(-1), "these are log-probabilities (log_softmax); the weights are softmax(dim=-1)."),
+        ((scores / 8).softmax(-1), "these are the weights of the scaled scores [1, 0, -1]; the question asks what happens without scaling, for [8, 0, -8]."),
+        (scores, "these are the scores themselves; the weights are their softmax."),
+        (scores.exp(), "these are e^s, not yet divided by their sum."),
+    ]  # fmt: skip
+    if torch.equal(got, torch.tensor([1.0, 0.0, 0.0], dtype=torch.float64)):
+        raise Mismatch(
+            "`weights_8` = [1, 0, 0] is rounded too far: a softmax is never exactly one-hot. Keep 5 decimals, or do not round."
+        )
+    diagnose("weights_8", got, expected, wrong, atol=1e-4, weights=True)
+    return (
+        f"σ = {std:.0f}; softmax([8, 0, -8]) = [{expected[0]:.5f}, {expected[1]:.5f}, {expected[2]:.1e}]: "
+        "almost one-hot, so almost no gradient."
+    )
+
+
+def _verify_matrix_size(entries_512, entries_100k, gb_100k) -> str:
+    for name, value, n in (("entries_512", entries_512, 512), ("entries_100k", entries_100k, 100_000)):  # fmt: skip
+        got = _one_number(name, value)
+        mistakes = {
+            n: f"`{name}` = {n:,} is one entry per token; the matrix holds one per (query, key) pair: n × n.",
+            2 * n: f"`{name}` = {2 * n:,} is n + n; the matrix holds one entry per pair: n × n.",
+            n * n * 512: f"`{name}` = n² × d_model; d_model sets the cost of computing each score, not how many there are.",
+            n * n * 8: f"`{name}` counts all 8 heads; the question asks for one head: n².",
+            n * n * 8 * 6: f"`{name}` counts 8 heads in each of 6 layers; the question asks for one head's matrix: n².",
+        }  # fmt: skip
+        for wrong, message in mistakes.items():
+            if math.isclose(got, wrong, rel_tol=1e-6):
+                raise Mismatch(message)
+        if not math.isclose(got, n * n, rel_tol=1e-6):
+            raise Mismatch(
+                f"`{name}` = {got:,.0f}; an n × n matrix for n = {n:,} has {n * n:,} entries."
+            )
+    gb = _one_number("gb_100k", gb_100k)
+    expected = 100_000**2 * 4 / 1e9
+    mistakes = [
+        (expected * 1e9, "this is in bytes; 1 GB = 10⁹ bytes."),
+        (expected * 1e9 / 2**30, "this is in GiB (2³⁰ bytes); the question uses GB = 10⁹ bytes."),
+        (expected * 2, "8 bytes per entry is float64; float32 takes 4."),
+        (expected / 4, "1 byte per entry? A float32 takes 4 bytes."),
+        (expected * 8, "this is 8 times too much: all 8 heads (the question asks for one), or bits (a float32 is 32 bits = 4 bytes)."),
+    ]  # fmt: skip
+    for wrong, message in mistakes:
+        if math.isclose(gb, wrong, rel_tol=0.01):
+            raise Mismatch(f"`gb_100k` = {gb:.4g}: {message}")
+    if not math.isclose(gb, expected, rel_tol=0.01):
+        raise Mismatch(f"`gb_100k` = {gb:.4g}; entries × 4 bytes / 10⁹ gives {expected:.0f} GB.")
+    return (
+        f"{512**2:,} entries at 512 tokens; 10¹⁰ at 100,000, {expected:.0f} GB in float32 per head "
+        "and layer: quadratic growth."
+    )
+
+
+EXERCISES = [
+    Exercise(
+        "9.1",
+        "Question 2: scores at d_k = 64 without scaling",
+        ("std_64", "weights_8"),
+        _verify_saturation,
+        (
+            "Var(q·k) = d_k for unit-variance components; the standard deviation is its square root.",
+            "weights_8 = torch.tensor([8.0, 0.0, -8.0]).softmax(dim=-1).",
+        ),
+    ),
+    Exercise(
+        "9.2",
+        "Question 4: the size of the attention matrix",
+        ("entries_512", "entries_100k", "gb_100k"),
+        _verify_matrix_size,
+        (
+            "One score per (query, key) pair: n queries times n keys.",
+            "float32 is 4 bytes; 1 GB = 10⁹ bytes.",
+        ),
+    ),
+]

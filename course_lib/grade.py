@@ -1,0 +1,90 @@
+"""The instructor's grader and lesson validator (the machinery is in ``course_lib.grading``).
+
+Commands (run from the repository root)::
+
+    python -m course_lib.grade SUBMISSIONS... [--out grades.csv] [--jobs N] [--timeout S]
+                               [--points points.toml] [--lesson N]
+    python -m course_lib.grade --validate [LESSON ...]
+
+Grading runs each notebook (a file, or every ``*.ipynb`` under a folder) in a fresh kernel,
+checks its answers in a separate clean process with the checks of this installation's
+``course_lib``, and writes ``grades.csv``, ``summary.md`` and ``feedback/STUDENT.md`` beside
+``--out``. Submission files are never modified. ``--validate`` grades ``solutions/NN`` (every
+exercise must pass) and ``lessons/NN`` (none may pass) and exits 1 otherwise.
+"""
+
+import argparse
+import sys
+from pathlib import Path
+
+from .grading.grader import (
+    LESSONS,
+    SOLUTIONS,
+    find_submissions,
+    grade_many,
+    load_points,
+    write_reports,
+)
+from .grading.validation import lessons_with_checks, validate
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m course_lib.grade",
+        description="Grade student notebooks, or check lessons before releasing them.",
+    )
+    parser.add_argument("paths", nargs="*", metavar="SUBMISSIONS_OR_LESSONS",
+                        help="notebooks or folders to grade; with --validate, lesson numbers (default: all)")  # fmt: skip
+    parser.add_argument(
+        "--validate", action="store_true", help="check solutions/ and lessons/ instead of grading"
+    )
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=Path("grades.csv"),
+        help="the CSV to write (default: grades.csv)",
+    )
+    parser.add_argument(
+        "--jobs", type=int, default=1, help="notebooks run at the same time (default: 1)"
+    )
+    parser.add_argument(
+        "--timeout", type=int, default=120, help="seconds per cell and per check (default: 120)"
+    )
+    parser.add_argument(
+        "--points", type=Path, help='JSON or TOML file of points per exercise, e.g. "3.4" = 2'
+    )
+    parser.add_argument(
+        "--lesson", type=int, help="the lesson of every submission (default: from each file)"
+    )
+    parser.add_argument(
+        "--solutions", type=Path, default=SOLUTIONS, help="folder of solution notebooks"
+    )
+    parser.add_argument("--lessons", type=Path, default=LESSONS, help="folder of lesson notebooks")
+    args = parser.parse_args(argv)
+    if args.jobs < 1 or args.timeout < 1:
+        parser.error(f"--jobs and --timeout must be at least 1; got {args.jobs} and {args.timeout}")
+    if args.validate:
+        try:
+            chosen = [int(p) for p in map(str, args.paths)] or lessons_with_checks(args.solutions)
+        except ValueError:
+            parser.error(f"--validate takes lesson numbers; got {' '.join(map(str, args.paths))}")
+        lines, ok = validate(chosen, args.solutions, args.lessons, args.timeout, args.jobs)
+        print("\n".join(lines) if lines else "no lesson to validate")
+        return 0 if ok and lines else 1
+    submissions = find_submissions([Path(p) for p in args.paths])
+    if not submissions:
+        parser.error("no submissions: give notebooks or folders that contain some")
+    try:
+        points = load_points(args.points)
+    except (OSError, ValueError) as e:
+        parser.error(str(e))
+    options = {"timeout": args.timeout, "points": points, "lesson": args.lesson}
+    options |= {"solutions": args.solutions, "lessons": args.lessons}
+    grades = grade_many(submissions, args.jobs, **options)
+    print(write_reports(grades, args.out))
+    print(f"Wrote {args.out}, {args.out.parent / 'summary.md'} and {args.out.parent / 'feedback'}/")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

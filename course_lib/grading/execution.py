@@ -1,0 +1,171 @@
+"""Running a copy of a submission in a fresh kernel, whatever the notebook does.
+
+Every code cell runs with a time limit and errors allowed, so one broken cell costs only
+the answers that depend on it; cells that only call ``check`` or ``hint`` are skipped (they
+only display, and the grader checks for itself). A cell that times out or kills the kernel
+(``os._exit``) is noted, the kernel is replaced, and the notebook runs again from the top
+without that cell. Stored outputs are cleared first and new outputs other than errors are
+discarded: nothing the notebook prints can count as a result. At the end, one more cell
+serialises the answer objects with cloudpickle (which also carries functions defined in
+the notebook) into a JSON file for the evaluation.
+"""
+
+import ast
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import nbformat
+from ipykernel.kernelspec import RESOURCES, get_kernel_dict
+from jupyter_client.kernelspec import KernelSpecManager
+from jupyter_client.manager import AsyncKernelManager
+from nbclient import NotebookClient
+from nbclient.exceptions import CellTimeoutError, DeadKernelError
+from traitlets import default
+
+MAX_RUNS = 4  # the first run plus up to three restarts, each without one more bad cell
+
+EXPORT = """\
+def _export_answers(names, path):
+    import base64, json, cloudpickle
+    exported = {{}}
+    for name in names:
+        if name in globals():
+            try:
+                blob = base64.b64encode(cloudpickle.dumps(globals()[name])).decode()
+                exported[name] = {{"pickle": blob}}
+            except Exception as e:
+                exported[name] = {{"error": f"{{type(e).__name__}}: {{e}}"}}
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(exported, f)
+_export_answers({names!r}, {path!r})
+del _export_answers
+"""
+
+
+@dataclass
+class Execution:
+    """What running a notebook produced: exported answers and what went wrong, per cell."""
+
+    answers: dict[str, dict] = field(default_factory=dict)  # name -> {"pickle"} or {"error"}
+    problems: list[str] = field(default_factory=list)
+    exported: bool = False
+
+
+class _ThisPython(KernelSpecManager):
+    """The kernel is ipykernel on this interpreter, whatever other kernelspecs say."""
+
+    def get_kernel_spec(self, kernel_name):
+        return self.kernel_spec_class(resource_dir=RESOURCES, **get_kernel_dict())
+
+
+class _Kernel(AsyncKernelManager):
+    @default("kernel_spec_manager")
+    def _kernel_spec_manager_default(self):
+        return _ThisPython()
+
+
+class _Client(NotebookClient):
+    def output(self, outs, msg, display_id, cell_index):
+        # Keep errors (for the feedback); drop everything else, so that huge outputs cost no
+        # memory and printed text can never pass for a check result.
+        if msg["msg_type"] == "error":
+            return super().output(outs, msg, display_id, cell_index)
+        return None
+
+
+def _only_checks(cell) -> bool:
+    """A cell that only calls ``check``/``hint``: it displays, and the grader checks anyway."""
+    try:
+        body = ast.parse(cell.source).body
+    except SyntaxError:
+        return False
+    calls = [s.value for s in body if isinstance(s, ast.Expr) and isinstance(s.value, ast.Call)]
+    named = [c.func.id for c in calls if isinstance(c.func, ast.Name)]
+    return bool(body) and len(named) == len(body) and set(named) <= {"check", "hint"}
+
+
+def _where(nb, index: int) -> str:
+    first = next((line.strip() for line in nb.cells[index].source.splitlines() if line.strip()), "")
+    first = first if len(first) <= 50 else first[:47] + "..."
+    return f"cell {index + 1} (`{first}`)" if first else f"cell {index + 1}"
+
+
+def _error(nb, index: int) -> str | None:
+    for out in nb.cells[index].get("outputs", []):
+        if out.get("output_type") == "error":
+            value = str(out.get("evalue", "")).strip().splitlines()
+            text = f"{out.get('ename')}: {value[0][:200]}" if value else out.get("ename")
+            return f"{_where(nb, index)} raised {text}"
+    return None
+
+
+def _run_once(nb, workdir: Path, timeout: int, skip: set[int], export: str):
+    """One run in a fresh kernel: (cell errors, index of the fatal cell, why it was fatal)."""
+    client = _Client(
+        nb,
+        timeout=timeout,
+        kernel_name="python3",
+        kernel_manager_class=_Kernel,
+        extra_arguments=["--IPKernelApp.log_level=ERROR"],  # not its warnings about TCP
+        allow_errors=True,
+        interrupt_on_timeout=False,
+        shutdown_kernel="immediate",
+        resources={"metadata": {"path": str(workdir)}},
+    )
+    errors = []
+    index = None
+    try:
+        with client.setup_kernel():
+            for index, cell in enumerate(nb.cells):
+                if cell.cell_type == "code" and index not in skip and not _only_checks(cell):
+                    cell.outputs = []
+                    client.execute_cell(cell, index)
+                    errors += [e for e in [_error(nb, index)] if e]
+            index = None
+            cell = nbformat.v4.new_code_cell(export)
+            nb.cells.append(cell)  # nbclient addresses cells by their index in the notebook
+            client.execute_cell(cell, len(nb.cells) - 1)
+            errors += [
+                f"the grader's export step raised {o.ename}: {o.evalue}" for o in cell.outputs
+            ]
+    except CellTimeoutError:
+        return errors, index, f"did not finish within {timeout} s (infinite loop?)"
+    except DeadKernelError:
+        return errors, index, "stopped the Python kernel (os._exit, a crash, or out of memory)"
+    finally:
+        if nb.cells and nb.cells[-1].source == export:
+            nb.cells.pop()
+    return errors, None, None
+
+
+def run(nb, workdir: Path, names: list[str], timeout: int) -> Execution:
+    """Execute ``nb`` (already a private copy) in ``workdir``; never raises for the notebook's sake."""
+    for cell in nb.cells:
+        if cell.cell_type == "code":
+            cell.outputs, cell.execution_count = [], None
+    answers_path = workdir / "answers.json"
+    export = EXPORT.format(names=sorted(set(names)), path=str(answers_path))
+    result, skip = Execution(), set()
+    for _ in range(MAX_RUNS):
+        answers_path.unlink(missing_ok=True)
+        errors, fatal, why = _run_once(nb, workdir, timeout, skip, export)
+        if fatal is None and why is None:
+            result.problems += errors
+            break
+        if fatal is None:  # the export itself failed: the answers cannot be read
+            result.problems += [*errors, f"the answers could not be exported: the kernel {why}"]
+            return result
+        result.problems.append(f"{_where(nb, fatal)} {why}; it was skipped and the notebook re-run")
+        skip.add(fatal)
+    else:
+        result.problems.append(f"gave up after {MAX_RUNS} runs")
+        return result
+    try:
+        result.answers = json.loads(answers_path.read_text(encoding="utf-8"))
+        result.exported = isinstance(result.answers, dict)
+    except (OSError, ValueError):
+        result.problems.append("the answers could not be exported (the export file is unreadable)")
+    if not result.exported:
+        result.answers = {}
+    return result

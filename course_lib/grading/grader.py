@@ -1,0 +1,115 @@
+"""Grading submissions: one notebook end to end, many in parallel, and the report files.
+
+A submission file is only ever read: the notebook runs from a copy in memory, in a
+fresh kernel started in a temporary folder, and its answers are checked in this process's
+forked children, never in the kernel.
+"""
+
+import json
+import tempfile
+import tomllib
+from concurrent.futures import ProcessPoolExecutor
+from functools import partial
+from pathlib import Path
+
+from ..checks import EXERCISES, FAILED, PASSED
+from . import execution, notebooks, reports
+from .evaluation import _ours, evaluate
+from .reports import ExerciseGrade, SubmissionGrade
+
+SOLUTIONS, LESSONS = notebooks.REPOSITORY / "solutions", notebooks.REPOSITORY / "lessons"
+
+
+def grade(path: Path, student: str, *, timeout: int, points: dict, lesson: int | None = None,
+          solutions: Path = SOLUTIONS, lessons: Path = LESSONS) -> SubmissionGrade:  # fmt: skip
+    """Grade one submission; every failure of the notebook ends up in the result, not raised."""
+    graded = SubmissionGrade(student, str(path), None)
+    try:
+        nb = notebooks.read(path)
+        graded.lesson = notebooks.lesson_of(path, nb, lesson)
+        if graded.lesson is None:
+            raise notebooks.InvalidNotebook(
+                "its lesson is unknown (name it NN_..., or pass --lesson)"
+            )
+        found = notebooks.lesson_exercises(graded.lesson)
+        reference = notebooks.lesson_notebook(lessons, graded.lesson)
+        reference = notebooks.read(reference) if reference else None
+        graded.free_text = notebooks.free_text(nb, reference)
+        model = notebooks.lesson_notebook(solutions, graded.lesson)
+        allowed = notebooks.reference_uses(notebooks.read(model)) if model else {}
+        static = notebooks.reference_uses(nb)
+        with tempfile.TemporaryDirectory(prefix="grade-") as tmp:
+            ran = execution.run(nb, Path(tmp), [n for e in found for n in e.names], timeout)
+        graded.problems = ran.problems
+        results = evaluate(ran.answers, found, allowed, timeout) if ran.exported else {}
+    except (notebooks.InvalidNotebook, ValueError) as e:
+        graded.invalid = str(e)
+        return graded
+    for e in found:
+        result = results.get(
+            e.id, {"status": FAILED, "message": "not checked: see the problems above."}
+        )
+        uses = set(result.get("uses", [])) | (static.get(e.id, set()) - allowed.get(e.id, set()))
+        uses = sorted(u for u in uses if _ours(u))
+        worth = points.get(e.id, 1.0)
+        earned = worth if result["status"] == PASSED and not uses else 0.0
+        graded.exercises.append(
+            ExerciseGrade(e.id, e.title, result["status"], result["message"], earned, worth, uses)
+        )
+    return graded
+
+
+def _safe_grade(item, **options) -> SubmissionGrade:
+    path, student = item
+    try:
+        return grade(path, student, **options)
+    except Exception as e:  # a bug or a broken installation must not cost the other students
+        return SubmissionGrade(
+            student, str(path), None, invalid=f"the grader failed: {type(e).__name__}: {e}"
+        )
+
+
+def grade_many(items: list[tuple[Path, str]], jobs: int = 1, **options) -> list[SubmissionGrade]:
+    """Grade submissions, ``jobs`` at a time in separate processes; results in input order."""
+    task = partial(_safe_grade, **options)
+    if jobs <= 1 or len(items) <= 1:
+        return [task(item) for item in items]
+    with ProcessPoolExecutor(max_workers=jobs) as pool:
+        return list(pool.map(task, items))
+
+
+def find_submissions(arguments: list[Path]) -> list[tuple[Path, str]]:
+    """(path, student) pairs; the student is the file stem, with its folder if stems repeat."""
+    paths = []
+    for p in arguments:
+        found = sorted(p.rglob("*.ipynb")) if p.is_dir() else [p]
+        paths += [f for f in found if ".ipynb_checkpoints" not in f.parts]
+    stems = [p.stem for p in paths]
+    return [(p, p.stem if stems.count(p.stem) == 1 else f"{p.parent.name}/{p.stem}") for p in paths]
+
+
+def load_points(path: Path | None) -> dict[str, float]:
+    """Points per exercise id from a JSON or TOML file (``"3.4" = 2``); 1 each by default."""
+    if path is None:
+        return {}
+    text = path.read_text(encoding="utf-8")
+    table = tomllib.loads(text) if path.suffix == ".toml" else json.loads(text)
+    for key, value in table.items():
+        if key not in EXERCISES:
+            raise ValueError(f"points: unknown exercise {key!r} in {path}")
+        if not isinstance(value, int | float) or isinstance(value, bool) or value < 0:
+            raise ValueError(f"points: {key!r} should be a number >= 0; got {value!r}")
+    return {k: float(v) for k, v in table.items()}
+
+
+def write_reports(grades, out: Path) -> str:
+    ids = list(dict.fromkeys(e.id for g in grades for e in g.exercises))
+    out.parent.mkdir(parents=True, exist_ok=True)
+    reports.write_csv(grades, out, ids)
+    folder = out.parent / "feedback"
+    folder.mkdir(exist_ok=True)
+    for g in grades:
+        (folder / reports.file_name(g.student)).write_text(reports.feedback(g), encoding="utf-8")
+    text = reports.summary(grades, ids)
+    (out.parent / "summary.md").write_text(text, encoding="utf-8")
+    return text

@@ -1,0 +1,178 @@
+"""Reading a submission without running it: its lesson, answer cells and free-text answers.
+
+Nothing here executes the student's code: the notebook is parsed as JSON and its cells as
+Python syntax trees.
+"""
+
+import ast
+import re
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+
+import nbformat
+
+from ..authoring import ANSWER_PROMPT
+from ..checks import EXERCISES, exercises
+
+REPOSITORY = Path(__file__).resolve().parents[2]
+FREE_TEXT = "free-text"
+
+
+class InvalidNotebook(Exception):
+    """The file is not a notebook that can be graded; the message says why."""
+
+
+@dataclass(frozen=True)
+class FreeText:
+    question: str
+    answer: str | None  # None: the student left the prompt as it was, or deleted the cell
+
+
+def read(path: Path) -> nbformat.NotebookNode:
+    """The notebook, validated; raises :class:`InvalidNotebook` with a readable reason."""
+    try:
+        nb = nbformat.read(path, as_version=4)
+        nbformat.validate(nb)
+    except Exception as e:  # JSON errors, schema errors, unreadable files: all mean "invalid"
+        reason = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        raise InvalidNotebook(f"{path.name} is not a valid notebook ({reason})") from None
+    return nb
+
+
+def lesson_of(path: Path, nb, explicit: int | None = None) -> int | None:
+    """The lesson a submission belongs to: ``--lesson``, else the file name, else its content.
+
+    The file-name prefix (``03_...``) counts only if that lesson has exercises; a renamed
+    file is recognised by its ``check("N.k", ...)`` calls, then by a ``# Lesson N`` title.
+    """
+    if explicit is not None:
+        return explicit
+    known = {int(e.split(".")[0]) for e in EXERCISES}
+    prefix = re.match(r"(\d+)_", path.name)
+    if prefix and int(prefix.group(1)) in known:
+        return int(prefix.group(1))
+    code = "\n".join(c.source for c in nb.cells if c.cell_type == "code")
+    called = Counter(int(n) for n in re.findall(r"check\(\s*[\"'](\d+)\.\d+", code))
+    called = [n for n, _ in called.most_common() if n in known]
+    if called:
+        return called[0]
+    text = "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
+    title = re.search(r"^#\s*Lesson\s+(\d+)", text, re.MULTILINE)
+    return int(title.group(1)) if title and int(title.group(1)) in known else None
+
+
+def lesson_notebook(folder: Path, lesson: int) -> Path | None:
+    """``folder/NN_*.ipynb`` for a lesson (``solutions/`` or ``lessons/``), if there is one."""
+    found = sorted(Path(folder).glob(f"{lesson:02d}_*.ipynb"))
+    return found[0] if found else None
+
+
+def _parse(source: str) -> ast.Module | None:
+    # IPython magics and shell escapes are not Python: blank them out before parsing.
+    lines = ["" if line.lstrip().startswith(("%", "!")) else line for line in source.splitlines()]
+    try:
+        return ast.parse("\n".join(lines))
+    except SyntaxError:
+        return None
+
+
+def _binds(tree: ast.Module) -> set[str]:
+    """Names a cell binds at top level: assignments, loops, defs, classes and imports."""
+    names = set()
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names |= {(a.asname or a.name).split(".")[0] for a in node.names}
+        elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.For, ast.With)):
+            stores = (n for n in ast.walk(node) if isinstance(n, ast.Name))
+            names |= {n.id for n in stores if isinstance(n.ctx, ast.Store)}
+    return names
+
+
+def _course_lib_aliases(trees) -> dict[str, str]:
+    """Every name the notebook binds to course_lib by an import: alias -> dotted origin."""
+    aliases = {}
+    for tree in trees:
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                for a in node.names:
+                    if a.name.split(".")[0] == "course_lib":
+                        aliases[a.asname or "course_lib"] = a.name if a.asname else "course_lib"
+            elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("course_lib"):
+                for a in node.names:
+                    aliases[a.asname or a.name] = f"{node.module}.{a.name}"
+    return aliases
+
+
+def _dotted(node) -> list[str] | None:
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.insert(0, node.attr)
+        node = node.value
+    return [node.id, *parts] if isinstance(node, ast.Name) else None
+
+
+def _uses(tree: ast.Module, aliases: dict[str, str]) -> set[str]:
+    """The course_lib objects a cell refers to, as dotted names."""
+    found, inner = set(), set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute | ast.Name) and id(node) not in inner:
+            parts = _dotted(node)
+            if parts and parts[0] in aliases:
+                found.add(".".join([aliases[parts[0]], *parts[1:]]))
+            inner |= {id(n) for n in ast.walk(node)}
+        elif isinstance(node, ast.Import | ast.ImportFrom):
+            modules = [a.name for a in node.names] if isinstance(node, ast.Import) else []
+            modules.append(getattr(node, "module", None) or "")
+            found |= {m for m in modules if m.split(".")[0] == "course_lib"}
+    return found
+
+
+def reference_uses(nb) -> dict[str, set[str]]:
+    """For each exercise id: the course_lib objects used by the cells that bind its answer."""
+    trees = [_parse(c.source) for c in nb.cells if c.cell_type == "code"]
+    trees = [t for t in trees if t is not None]
+    aliases = _course_lib_aliases(trees)
+    uses = {}
+    for exercise in EXERCISES.values():
+        cells = [t for t in trees if _binds(t) & set(exercise.names)]
+        uses[exercise.id] = set().union(*(_uses(t, aliases) for t in cells))
+    return uses
+
+
+def _question(source: str) -> str:
+    return source.replace(ANSWER_PROMPT, "").strip()
+
+
+def free_text(nb, lesson_nb=None) -> list[FreeText]:
+    """The free-text answers, matched to the lesson's questions by cell id, else by order."""
+    tagged = [c for c in nb.cells if FREE_TEXT in c.metadata.get("tags", [])]
+    if lesson_nb is None:  # no lesson to compare with: the student's tagged cells as they are
+        questions = [(c.get("id"), c.source.split("\n\n")[0].strip()) for c in tagged]
+    else:
+        cells = [c for c in lesson_nb.cells if FREE_TEXT in c.metadata.get("tags", [])]
+        questions = [(c.get("id"), _question(c.source)) for c in cells]
+    by_id = {c.get("id"): c for c in nb.cells if c.cell_type == "markdown"}
+    answers = []
+    for order, (cell_id, question) in enumerate(questions):
+        cell = by_id.get(cell_id) or (tagged[order] if order < len(tagged) else None)
+        text = None if cell is None else re.sub(r"<!--.*?-->", "", cell.source).strip()
+        if text is not None and text.startswith(question):
+            text = text[len(question) :].strip()
+        if text is not None and text.replace(ANSWER_PROMPT, "").strip() in ("", question):
+            text = None
+        answers.append(FreeText(question, text))
+    return answers
+
+
+def lesson_exercises(lesson: int):
+    """The lesson's exercises; a ValueError if the lesson has none registered."""
+    found = exercises(lesson)
+    if not found:
+        known = sorted({e.split(".")[0] for e in EXERCISES}, key=int)
+        raise ValueError(
+            f"lesson {lesson} has no exercises; lessons with checks: {', '.join(known)}"
+        )
+    return found

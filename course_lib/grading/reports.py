@@ -1,0 +1,152 @@
+"""What grading produces: a CSV row per student, a summary, and a feedback file each.
+
+Outcomes are written with a symbol and a word (✓ Passed, ✗ Not yet, … Not done yet), never
+colour alone.
+"""
+
+import csv
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..checks import FAILED, NOT_DONE, PASSED
+from .notebooks import FreeText
+
+LOOK = {PASSED: "✓ Passed", FAILED: "✗ Not yet", NOT_DONE: "… Not done yet"}
+OK, PROBLEMS, INVALID = "ok", "problems", "invalid"  # a submission's status
+
+
+@dataclass
+class ExerciseGrade:
+    id: str
+    title: str
+    status: str
+    message: str
+    points: float
+    max_points: float
+    uses_reference: list[str] = field(default_factory=list)
+
+
+@dataclass
+class SubmissionGrade:
+    student: str
+    path: str
+    lesson: int | None
+    exercises: list[ExerciseGrade] = field(default_factory=list)
+    free_text: list[FreeText] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+    invalid: str = ""  # why the file could not be graded at all
+
+    @property
+    def total(self) -> float:
+        return sum(e.points for e in self.exercises)
+
+    @property
+    def max_points(self) -> float:
+        return sum(e.max_points for e in self.exercises)
+
+    @property
+    def status(self) -> str:
+        return INVALID if self.invalid else PROBLEMS if self.problems else OK
+
+    @property
+    def flagged(self) -> list[ExerciseGrade]:
+        return [e for e in self.exercises if e.uses_reference]
+
+
+def _number(x: float) -> str:
+    return f"{x:g}"
+
+
+def write_csv(grades: list[SubmissionGrade], path: Path, exercise_ids: list[str]) -> None:
+    """One row per student: points per exercise, total, maximum, status and notes."""
+    with open(path, "w", newline="", encoding="utf-8") as f:
+        writer = csv.writer(f)
+        writer.writerow(["student", "lesson", *exercise_ids, "total", "max", "status", "notes"])
+        for g in grades:
+            points = {e.id: _number(e.points) for e in g.exercises}
+            notes = [g.invalid] if g.invalid else list(g.problems)
+            notes += [f"{e.id} uses {', '.join(e.uses_reference)}" for e in g.flagged]
+            writer.writerow(
+                [g.student, g.lesson or "", *(points.get(i, "") for i in exercise_ids)]
+                + [_number(g.total), _number(g.max_points), g.status, " | ".join(notes)]
+            )
+
+
+def _quote(text: str) -> str:
+    return "\n".join(f"> {line}" for line in text.splitlines())
+
+
+def feedback(g: SubmissionGrade) -> str:
+    """A student's feedback in Markdown."""
+    lines = [f"# Feedback: {g.student}", ""]
+    if g.invalid:
+        lines += [f"**This notebook could not be graded:** {g.invalid}.", ""]
+        lines += ["Open it in JupyterLab to check that it loads, or ask your instructor.", ""]
+        return "\n".join(lines)
+    lines += [f"Lesson {g.lesson}: **{_number(g.total)} of {_number(g.max_points)} points**.", ""]
+    if g.problems:
+        lines += ["## Problems while running your notebook", ""]
+        lines += [f"- {p}" for p in g.problems] + [""]
+    lines += ["## Exercises", ""]
+    for e in g.exercises:
+        points = f"{_number(e.points)}/{_number(e.max_points)}"
+        lines.append(f"- {LOOK[e.status]}: **{e.id} {e.title}** ({points}). {e.message}")
+        if e.uses_reference:
+            used = ", ".join(f"`{u}`" for u in e.uses_reference)
+            lines.append(
+                f"  - ⚑ Flagged: this answer uses the course's reference code ({used}) instead "
+                "of your own; it scores 0 until your instructor has looked at it."
+            )
+    if g.free_text:
+        lines += ["", "## Written answers (graded by your instructor)", ""]
+        for t in g.free_text:
+            lines += [t.question, "", _quote(t.answer) if t.answer else "*(no answer)*", ""]
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def summary(grades: list[SubmissionGrade], exercise_ids: list[str]) -> str:
+    """Pass counts per exercise, students with problems or flags, written answers to grade."""
+    lines = ["# Grading summary", "", f"{len(grades)} submission(s).", ""]
+    lines += [
+        "| exercise | ✓ passed | ✗ not yet | … not done | ⚑ flagged |",
+        "|---|---|---|---|---|",
+    ]
+    for i in exercise_ids:
+        found = [e for g in grades for e in g.exercises if e.id == i]
+        counts = [sum(e.status == s for e in found) for s in (PASSED, FAILED, NOT_DONE)]
+        flagged = sum(bool(e.uses_reference) for e in found)
+        lines.append(f"| {i} | " + " | ".join(map(str, [*counts, flagged])) + " |")
+    lines += ["", "| student | points | status |", "|---|---|---|"]
+    lines += [
+        f"| {g.student} | {_number(g.total)}/{_number(g.max_points)} | {g.status} |" for g in grades
+    ]
+    attention = [g for g in grades if g.status != OK or g.flagged]
+    if attention:
+        lines += ["", "## Needs a look", ""]
+        for g in attention:
+            notes = [g.invalid] if g.invalid else list(g.problems)
+            notes += [f"⚑ {e.id} uses {', '.join(e.uses_reference)}" for e in g.flagged]
+            lines += [f"- **{g.student}**: " + "; ".join(notes)]
+    texts = [(g.student, t) for g in grades for t in g.free_text]
+    if texts:
+        lines += ["", "## Written answers to grade by hand", ""]
+        for question in dict.fromkeys(t.question for _, t in texts):
+            lines += [question, ""]
+            for student, t in texts:
+                if t.question == question:
+                    lines += [
+                        f"- {student}:",
+                        "",
+                        _indent(_quote(t.answer) if t.answer else "*(no answer)*"),
+                        "",
+                    ]
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def _indent(text: str) -> str:
+    return "\n".join(f"  {line}" for line in text.splitlines())
+
+
+def file_name(student: str) -> str:
+    """A safe file name for a student's feedback."""
+    return "".join(c if c.isalnum() or c in "-_." else "_" for c in student) + ".md"

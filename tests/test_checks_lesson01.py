@@ -1,0 +1,230 @@
+"""Tests of the lesson 1 checks (``course_lib/checks/lesson01.py``).
+
+For every exercise: the reference answer and equally valid variants pass, the lesson's stub is
+"not done", and typical wrong answers fail with the message that names the mistake.
+"""
+
+import numpy as np
+import pytest
+import torch
+
+from course_lib.checks import FAILED, NOT_DONE, PASSED, check, exercises
+
+LESSON_1 = {e.id: e for e in exercises(1)}
+
+
+# Reference answers, written as a learner would ------------------------------------------------
+
+
+def attention_cost(n, d):
+    return n * n * d
+
+
+def recurrent_cost(n, d):
+    return n * d * d
+
+
+def reversal_accuracy(predicted, target):
+    right = predicted[:, 1:] == target[:, 1:]  # position 1 is given, not predicted
+    return right.float().mean().item(), right.all(dim=1).float().mean().item()
+
+
+def reversal_accuracy_numpy(predicted, target):
+    right = np.asarray(predicted)[:, 1:] == np.asarray(target)[:, 1:]
+    return right.mean(), right.all(axis=1).mean()
+
+
+def lstm_parameters(d_in, hidden):
+    return 4 * hidden * (d_in + hidden) + 8 * hidden
+
+
+def lstm_parameters_by_pytorch(d_in, hidden):
+    return sum(p.numel() for p in torch.nn.LSTM(d_in, hidden).parameters())
+
+
+def attention_bytes(n, heads=1, layers=1, batch=1):
+    return 4 * n**2 * heads * layers * batch
+
+
+RIGHT = [
+    pytest.param("1.1", ("b",), id="1.1"),
+    pytest.param("1.1", ("(B)",), id="1.1-capital"),
+    pytest.param("1.2", (100, 99, 1, 1), id="1.2"),
+    pytest.param("1.2", (100.0, np.int64(99), torch.tensor(1), 1), id="1.2-types"),
+    pytest.param("1.2", (100, 100, 1, 1), id="1.2-about-100"),
+    pytest.param("1.3", (attention_cost, recurrent_cost, 512), id="1.3"),
+    pytest.param(
+        "1.3",
+        (lambda n, d: n**2 * d, lambda n, d: float(n * d**2), 512.0),
+        id="1.3-powers-floats",
+    ),
+    pytest.param("1.4", (reversal_accuracy,), id="1.4"),
+    pytest.param("1.4", (reversal_accuracy_numpy,), id="1.4-numpy"),
+    pytest.param("1.5", (lstm_parameters,), id="1.5"),
+    pytest.param("1.5", (lstm_parameters_by_pytorch,), id="1.5-pytorch"),
+    pytest.param("1.6", (attention_bytes,), id="1.6"),
+    pytest.param("1.6", (lambda n, heads=1, layers=1, batch=1: n * n * 4.0 * heads * layers * batch,), id="1.6-float"),
+    pytest.param("1.7", ("b",), id="1.7"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("exercise_id, answers", RIGHT)
+def test_right_answers_pass(exercise_id, answers):
+    result = check(exercise_id, *answers)
+    assert result.status == PASSED, result.message
+
+
+def test_every_exercise_has_a_right_answer_above():
+    assert {p.values[0] for p in RIGHT} == set(LESSON_1)
+
+
+@pytest.mark.parametrize(
+    "exercise_id, answers, words",
+    [
+        ("1.2", (100, 99, 1, 1), "99-hop path"),
+        ("1.2", (100, 100, 1, 1), "You gave 100, which counts the words"),
+        ("1.3", (attention_cost, recurrent_cost, 512), "1,280,000 against 13,107,200"),
+        ("1.4", (reversal_accuracy,), "13 of 16"),
+        ("1.5", (lstm_parameters,), "197,632"),
+        ("1.6", (attention_bytes,), "65.5 GB (61.0 GiB)"),
+    ],
+)
+def test_success_messages_carry_the_lessons_numbers(exercise_id, answers, words):
+    assert words in check(exercise_id, *answers).message
+
+
+# The lesson's stubs are "not done" ----------------------------------------------------------------
+
+
+def two_argument_stub(a, b):
+    raise NotImplementedError()
+
+
+def attention_bytes_stub(n, heads=1, layers=1, batch=1):
+    raise NotImplementedError()
+
+
+STUBS = {
+    "1.1": (None,),
+    "1.2": (None, None, None, None),
+    "1.3": (two_argument_stub, two_argument_stub, None),
+    "1.4": (two_argument_stub,),
+    "1.5": (two_argument_stub,),
+    "1.6": (attention_bytes_stub,),
+    "1.7": (None,),
+}
+
+
+@pytest.mark.parametrize("exercise_id", list(LESSON_1))
+def test_the_lessons_stub_is_not_done(exercise_id):
+    result = check(exercise_id, *STUBS[exercise_id])
+    assert result.status == NOT_DONE, result.message
+    assert "# YOUR CODE HERE" in result.message
+
+
+def test_one_unfinished_function_is_enough_to_be_not_done():
+    result = check("1.3", attention_cost, two_argument_stub, 512)
+    assert result.status == NOT_DONE
+
+
+# Typical mistakes fail with the right diagnosis ------------------------------------------------------
+
+
+def accuracy(score_first=False, sequence=None, swap=False):
+    def fn(predicted, target):
+        start = 0 if score_first else 1
+        right = (predicted[:, start:] == target[:, start:]).float()
+        tokens = right.mean().item()
+        seq = (sequence or (lambda r: r.all(dim=1).float().mean()))(right)
+        seq = float(seq)
+        return (seq, tokens) if swap else (tokens, seq)
+
+    return fn
+
+
+def in_percent(predicted, target):
+    tokens, sequences = reversal_accuracy(predicted, target)
+    return 100 * tokens, 100 * sequences
+
+
+WRONG = [
+    ("1.1-a", "1.1", ("a",), ["(a) is not the best answer", "swapped"]),
+    ("1.1-c", "1.1", ("c",), ["Transformer's own costs"]),
+    ("1.1-d", "1.1", ("d",), ["fewer parameters"]),
+    ("1.1-not-a-letter", "1.1", ("speed",), ['one of "a", "b", "c", "d"']),
+    ("1.2-swapped", "1.2", (1, 1, 100, 99), ["swapped"]),
+    ("1.2-worked-example", "1.2", (5, 4, 1, 1), ["5-word sentence"]),
+    ("1.2-steps-99", "1.2", (99, 99, 1, 1), ["first word", "100 steps"]),
+    ("1.2-rnn-parallel", "1.2", (1, 99, 1, 1), ["cannot compute h_t before h_{t-1}"]),
+    ("1.2-rnn-path-1", "1.2", (100, 1, 1, 1), ["1 hop is attention's path"]),
+    ("1.2-rnn-path-98", "1.2", (100, 98, 1, 1), ["h1 → h2 is the first"]),
+    ("1.2-attention-steps-100", "1.2", (100, 99, 100, 1), ["every position at once"]),
+    ("1.2-attention-path-0", "1.2", (100, 99, 1, 0), ["one hop"]),
+    ("1.2-attention-path-99", "1.2", (100, 99, 1, 99), ["attends to word 1 directly"]),
+    ("1.2-fraction", "1.2", (100, 99.5, 1, 1), ["whole numbers"]),
+    ("1.2-list", "1.2", ([100, 99], 99, 1, 1), ["`rnn_steps` should be one number"]),
+    ("1.3-swapped", "1.3", (recurrent_cost, attention_cost, 512), ["swapped"]),
+    ("1.3-n-d", "1.3", (lambda n, d: n * d, recurrent_cost, 512), ["`attention_cost(50, 512)`", "n²·d = 1,280,000", "one pass"]),
+    ("1.3-n-squared", "1.3", (lambda n, d: n * n, recurrent_cost, 512), ["each pair costs d"]),
+    ("1.3-both", "1.3", (attention_cost, lambda n, d: n * n * d * d, 512), ["n²·d² multiplies"]),
+    ("1.3-one-step", "1.3", (attention_cost, lambda n, d: d * d, 512), ["there are n of them"]),
+    ("1.3-no-return", "1.3", (attention_cost, lambda n, d: None, 512), ["returned None"]),
+    ("1.3-crossover-squared", "1.3", (attention_cost, recurrent_cost, 512**2), ["n = d"]),
+    ("1.3-crossover-root", "1.3", (attention_cost, recurrent_cost, 22.6), ["whole numbers"]),
+    ("1.3-crossover-root-int", "1.3", (attention_cost, recurrent_cost, 23), ["√512"]),
+    ("1.3-crossover-other", "1.3", (attention_cost, recurrent_cost, 256), ["solve for n"]),
+    ("1.3-crash", "1.3", (lambda n, d: n / 0, recurrent_cost, 512), ["ZeroDivisionError", "with n = 50, d = 512"]),
+    ("1.4-first-position", "1.4", (accuracy(score_first=True),), ["position 1", "2..L"]),
+    ("1.4-sequence-as-tokens", "1.4", (accuracy(sequence=lambda r: r.mean()),), ["token accuracy again"]),
+    ("1.4-any", "1.4", (accuracy(sequence=lambda r: r.any(dim=1).float().mean()),), [".all, not .any"]),
+    ("1.4-swapped", "1.4", (accuracy(swap=True),), ["swapped"]),
+    ("1.4-percent", "1.4", (in_percent,), ["not percentages"]),
+    ("1.4-one-number", "1.4", (lambda p, t: 0.8,), ["a pair (token_accuracy, sequence_accuracy)"]),
+    ("1.5-one-bias", "1.5", (lambda d, h: 4 * h * (d + h) + 4 * h,), ["two bias vectors"]),
+    ("1.5-no-bias", "1.5", (lambda d, h: 4 * h * (d + h),), ["biases are missing"]),
+    ("1.5-no-recurrent", "1.5", (lambda d, h: 4 * h * d + 8 * h,), ["W_hh"]),
+    ("1.5-one-gate", "1.5", (lambda d, h: h * (d + h) + 2 * h,), ["four gates", "multiply by 4"]),
+    ("1.5-gru", "1.5", (lambda d, h: 3 * h * (d + h) + 6 * h,), ["GRU"]),
+    ("1.5-both-directions", "1.5", (lambda d, h: 2 * lstm_parameters(d, h),), ["both directions"]),
+    ("1.5-other", "1.5", (lambda d, h: 7,), ["should be 197,632; got 7"]),
+    ("1.6-entries", "1.6", (lambda n, heads=1, layers=1, batch=1: n * n * heads * layers * batch,), ["number of entries", "4 bytes"]),
+    ("1.6-float16", "1.6", (lambda n, heads=1, layers=1, batch=1: 2 * n * n * heads * layers * batch,), ["float16"]),
+    ("1.6-float64", "1.6", (lambda n, heads=1, layers=1, batch=1: 8 * n * n * heads * layers * batch,), ["float64"]),
+    ("1.6-linear", "1.6", (lambda n, heads=1, layers=1, batch=1: 4 * n * heads * layers * batch,), ["n² entries, not n"]),
+    ("1.6-one-copy", "1.6", (lambda n, heads=1, layers=1, batch=1: 4 * n * n,), ["heads, layers and batch were ignored", "attention_bytes(2048, heads=8"]),
+    ("1.6-mib", "1.6", (lambda n, heads=1, layers=1, batch=1: attention_bytes(n, heads, layers, batch) / 2**20,), ["in MiB"]),
+    ("1.6-gb", "1.6", (lambda n, heads=1, layers=1, batch=1: attention_bytes(n, heads, layers, batch) / 1e9,), ["in GB"]),
+    ("1.6-no-keywords", "1.6", (lambda n: 4 * n * n,), ["def attention_bytes(n, heads=1, layers=1, batch=1)"]),
+    ("1.6-other", "1.6", (lambda n, heads=1, layers=1, batch=1: 5,), ["should be 4·n²·heads·layers·batch = 1,048,576"]),
+    ("1.7-a", "1.7", ("a",), ["entry count is right"]),
+    ("1.7-c", "1.7", ("c",), ["4 bytes"]),
+    ("1.7-d", "1.7", ("d",), ["one head, one layer"]),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "exercise_id, answers, words", [pytest.param(*r[1:], id=r[0]) for r in WRONG]
+)
+def test_typical_mistakes_are_named(exercise_id, answers, words):
+    result = check(exercise_id, *answers)
+    assert result.status == FAILED, result.message
+    for word in words:
+        assert word in result.message, result.message
+
+
+def test_a_wrong_number_of_answers_says_what_to_write():
+    result = check("1.2", 100, 99)
+    assert result.status == FAILED
+    assert 'check("1.2", rnn_steps, rnn_path, attention_steps, attention_path)' in result.message
+
+
+def test_the_accuracy_check_does_not_let_the_learner_change_its_batch():
+    """A function that edits its inputs in place sees fresh copies each time."""
+
+    def overwrite(predicted, target):
+        predicted[:] = target
+        return 1.0, 1.0
+
+    result = check("1.4", overwrite)
+    assert result.status == FAILED
+    assert "expected (0.8125, 0.50)" in result.message

@@ -1,0 +1,231 @@
+"""Tests of the lesson 2 checks (``course_lib/checks/lesson02.py``).
+
+For every exercise: the reference answer and equally valid variants pass, the lesson's stub
+is "not done", typical mistakes fail with the right diagnosis, and near misses fail with a
+message saying how far off they are. Answers are written the way a learner would write them.
+"""
+
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from course_lib.checks import EXERCISES, FAILED, NOT_DONE, PASSED, check, exercises
+
+
+def _cases(rows):
+    """Rows ``(id, exercise_id, answers, words)`` as named test parameters."""
+    return [pytest.param(*row[1:], id=row[0]) for row in rows]
+
+
+# Reference answers -----------------------------------------------------------------------------
+
+a, b = np.array([2.0, -1.0, 3.0]), np.array([1.0, 4.0, -2.0])
+DOT = a @ b
+COS = DOT / (np.linalg.norm(a) * np.linalg.norm(b))
+ANGLE = math.degrees(math.acos(COS))
+DIMS = [1, 4, 64, 512]
+Q = torch.tensor([[1.0, 0.5], [0.9, 0.6], [-0.3, 0.8]])  # cat, dog, car
+SCORES = Q @ Q.T
+LENGTHS = Q.norm(dim=-1, keepdim=True)
+COSINES = SCORES / (LENGTHS * LENGTHS.T)
+
+
+def sample_variance(d_k, n=20_000, draw=torch.randn, over=-1):
+    q, k = draw(n, d_k), draw(n, d_k)
+    return (q * k).sum(dim=over).var().item()
+
+
+def extend_answers(stat=sample_variance):
+    var_4, var_512 = stat(4), stat(512)
+    return var_4, var_512, (var_512 / var_4) ** 0.5
+
+
+def lab_answers(stat=sample_variance, fit=lambda x, y: np.polyfit(x, y, 1)[0]):
+    variances = [stat(d) for d in DIMS]
+    return variances, fit(np.log(DIMS), np.log(variances))
+
+
+RIGHT = [
+    pytest.param("2.1", lambda: ("b",), id="2.1"),
+    pytest.param("2.1", lambda: (" (B) ",), id="2.1-spaces-and-capital"),
+    pytest.param("2.2", lambda: (DOT, COS, ANGLE), id="2.2"),
+    pytest.param("2.2", lambda: (-8, -0.467, 117.8), id="2.2-rounded"),
+    pytest.param(
+        "2.2", lambda: (-8.0, round(COS, 3), round(ANGLE, 2)), id="2.2-rounded-2-decimals"
+    ),
+    pytest.param(
+        "2.2",
+        lambda: (
+            torch.dot(torch.tensor(a), torch.tensor(b)),
+            torch.nn.functional.cosine_similarity(torch.tensor(a), torch.tensor(b), dim=0),
+            torch.rad2deg(torch.arccos(torch.tensor(COS))),
+        ),
+        id="2.2-torch",
+    ),
+    pytest.param("2.3", extend_answers, id="2.3"),
+    pytest.param("2.3", lambda: (4.0, 511.0, 11.3), id="2.3-rounded"),
+    pytest.param("2.4", lab_answers, id="2.4"),
+    pytest.param("2.4", lambda: (np.array(DIMS) * 1.03, 1.0), id="2.4-numpy-within-sampling-error"),
+    pytest.param(
+        "2.4",
+        lambda: lab_answers(fit=lambda x, y: np.polyfit(x / np.log(10), y / np.log(10), 1)[0]),
+        id="2.4-log10",
+    ),
+    pytest.param("2.5", lambda: (SCORES, COSINES), id="2.5"),
+    pytest.param("2.5", lambda: (SCORES.numpy(), (SCORES / LENGTHS / LENGTHS.T)), id="2.5-numpy"),
+    pytest.param(
+        "2.5",
+        lambda: (
+            SCORES.tolist(),
+            torch.nn.functional.cosine_similarity(Q[:, None], Q[None], dim=-1),
+        ),
+        id="2.5-list-and-cosine_similarity",
+    ),
+    pytest.param(
+        "2.5", lambda: (SCORES.round(decimals=2), COSINES.round(decimals=3)), id="2.5-rounded"
+    ),
+]
+
+
+@pytest.mark.parametrize("exercise_id, answers", RIGHT)
+def test_right_answers_pass(exercise_id, answers):
+    result = check(exercise_id, *answers())
+    assert result.status == PASSED, result.message
+
+
+def test_every_exercise_has_a_right_answer_above():
+    assert {p.values[0] for p in RIGHT} == {e.id for e in exercises(2)}
+
+
+@pytest.mark.parametrize(
+    "exercise_id, words",
+    [
+        ("2.2", "a·b = -8, cos θ = -0.467, θ = 117.8°"),  # the worked answer of the course
+        ("2.5", "dog scores higher with cat (1.20) than with itself (1.17)"),
+    ],
+)
+def test_success_messages_carry_the_worked_numbers(exercise_id, words):
+    answers = next(p.values[1] for p in RIGHT if p.values[0] == exercise_id)
+    assert words in check(exercise_id, *answers()).message
+
+
+# The lesson's stubs are "not done" ---------------------------------------------------------------
+
+STUBS = {"2.1": (None,), "2.2": (None,) * 3, "2.3": (None,) * 3, "2.4": (None,) * 2}
+STUBS["2.5"] = (None, None)
+
+
+@pytest.mark.parametrize("exercise_id", [e.id for e in exercises(2)])
+def test_the_lessons_stub_is_not_done(exercise_id):
+    result = check(exercise_id, *STUBS[exercise_id])
+    assert result.status == NOT_DONE
+    assert "# YOUR CODE HERE" in result.message
+    assert all(f"`{name}`" in result.message for name in EXERCISES[exercise_id].names)
+
+
+def test_a_half_finished_answer_is_not_done_and_names_what_is_missing():
+    result = check("2.2", DOT, None, None)
+    assert result.status == NOT_DONE
+    assert "`cos_ab`" in result.message and "`dot_ab`" not in result.message
+
+
+# Typical mistakes fail with the right diagnosis ---------------------------------------------------
+
+
+def uniform_variance(d_k):
+    return sample_variance(d_k, draw=torch.rand)
+
+
+def summed_over_draws(d_k):
+    return sample_variance(d_k, n=2_000, over=0)
+
+
+def normalised(x, dim):
+    return x / x.norm(dim=dim, keepdim=True)
+
+
+WRONG = _cases([
+    ("2.1-a", "2.1", lambda: ("a",), ["(a) is not the best answer", "any number of dimensions"]),
+    ("2.1-c", "2.1", lambda: ("c",), ["(c) is not the best answer", "cosine similarity", "1.20"]),
+    ("2.1-d", "2.1", lambda: ("d",), ["(d) is not the best answer", "negative"]),
+    ("2.1-not-a-letter", "2.1", lambda: (2,), ['one of "a", "b", "c", "d"']),
+    ("2.2-not-summed", "2.2", lambda: (a * b, COS, ANGLE), ["products aᵢbᵢ", "add them up"]),
+    ("2.2-outer", "2.2", lambda: (np.outer(a, b), COS, ANGLE), ["outer product"]),
+    ("2.2-sign", "2.2", lambda: (8, COS, ANGLE), ["sign is lost", "2 - 4 - 6"]),
+    ("2.2-norms", "2.2", lambda: (math.sqrt(14 * 21), COS, ANGLE), ["|a| |b| cos θ"]),
+    ("2.2-cos-not-normalised", "2.2", lambda: (DOT, DOT, ANGLE), ["dot product itself", "√14·√21"]),
+    ("2.2-cos-squared-lengths", "2.2", lambda: (DOT, DOT / (14 * 21), ANGLE), ["squared lengths"]),
+    ("2.2-cos-one-length", "2.2", lambda: (DOT, DOT / math.sqrt(14), ANGLE), ["|a| only"]),
+    ("2.2-cos-sign", "2.2", lambda: (DOT, -COS, ANGLE), ["cos θ is negative"]),
+    ("2.2-radians", "2.2", lambda: (DOT, COS, math.acos(COS)), ["radians", "degrees"]),
+    ("2.2-180-minus", "2.2", lambda: (DOT, COS, 180 - ANGLE), ["180° - θ"]),
+    ("2.2-cos-not-arccos", "2.2", lambda: (DOT, COS, math.cos(COS)), ["np.arccos"]),
+    ("2.2-cos-rounded", "2.2", lambda: (DOT, round(COS, 2), ANGLE), ["rounded to 2 decimal", "at least 3"]),
+    ("2.2-angle-rounded", "2.2", lambda: (DOT, COS, round(ANGLE)), ["rounded to 0 decimal"]),
+    ("2.2-arccos-of-dot", "2.2", lambda: (DOT, COS, float("nan")), ["NaN", "arccos of the cosine"]),
+    ("2.2-arcsin", "2.2", lambda: (DOT, COS, math.degrees(math.asin(COS))), ["arcsine", "np.arccos"]),
+    ("2.2-cos-as-array", "2.2", lambda: (DOT, [COS, COS], ANGLE), ["`cos_ab` should be one number"]),
+    ("2.3-std", "2.3", lambda: extend_answers(lambda d: sample_variance(d) ** 0.5), ["standard deviation", "its square"]),
+    ("2.3-scaled", "2.3", lambda: extend_answers(lambda d: sample_variance(d) / d), ["about 1", "unscaled"]),
+    ("2.3-mean", "2.3", lambda: (0.01, -0.2, 11.3), ["close to 0", "mean"]),
+    ("2.3-mean-of-products", "2.3", lambda: extend_answers(lambda d: sample_variance(d) / d**2), ["1/d_k = 0.25", ".sum(dim=-1)"]),
+    ("2.3-q-with-itself", "2.3", lambda: (8.1, 1030.0, 11.3), ["2·d_k = 8", "q·q"]),
+    ("2.3-uniform", "2.3", lambda: extend_answers(uniform_variance), ["torch.rand", "torch.randn"]),
+    ("2.3-over-draws", "2.3", lambda: extend_answers(summed_over_draws), ["sum over the draws (dim=0)", "dim=-1"]),
+    ("2.3-d_k-squared", "2.3", lambda: (16.0, 512.0**2, 128.0), ["d_k² = 16"]),
+    ("2.3-swapped", "2.3", lambda: (512.0, 4.0, 11.3), ["swapped"]),
+    ("2.3-variance-ratio", "2.3", lambda: (4.0, 512.0, 128.0), ["ratio of the variances", "√128"]),
+    ("2.3-ratio-upside-down", "2.3", lambda: (4.0, 512.0, 1 / 11.31), ["upside down"]),
+    ("2.4-std", "2.4", lambda: lab_answers(lambda d: sample_variance(d) ** 0.5), ["(at d_k = 4)", "standard deviation"]),
+    ("2.4-slope-of-std", "2.4", lambda: (DIMS, 0.5), ["slope of the standard deviation"]),
+    ("2.4-intercept", "2.4", lambda: lab_answers(fit=lambda x, y: np.polyfit(x, y, 1)[1]), ["the intercept", "take [0]"]),
+    ("2.4-both-coefficients", "2.4", lambda: lab_answers(fit=lambda x, y: np.polyfit(x, y, 1)), ["two numbers", "[slope, intercept]"]),
+    ("2.4-no-logs", "2.4", lambda: lab_answers(fit=lambda x, y: np.polyfit(np.exp(x), np.exp(y), 1)[0]), ["ordinary axes", "log-log"]),
+    ("2.4-dict", "2.4", lambda: (dict(zip(DIMS, DIMS, strict=True)), 1.0), ["is a dict", "one variance per d_k"]),
+    ("2.4-three-dims", "2.4", lambda: ([1.0, 4.0, 64.0], 1.0), ["one per d_k", "got (3,)"]),
+    ("2.4-not-log-log", "2.4", lambda: (DIMS, float(np.polyfit(np.log(DIMS), DIMS, 1)[0])), ["(log d_k, log variance)", "close to 1"]),
+    ("2.5-elementwise", "2.5", lambda: (Q * Q, COSINES), ["entry by entry", "Q @ K.T"]),
+    ("2.5-wrong-order", "2.5", lambda: (Q.T @ Q, COSINES), ["(d, d) = (2, 2)", "wrong order"]),
+    ("2.5-diagonal", "2.5", lambda: ((Q * Q).sum(-1), COSINES), ["each word with itself"]),
+    ("2.5-scaled", "2.5", lambda: (SCORES / math.sqrt(2), COSINES), ["lesson 3's scaling"]),
+    ("2.5-softmax", "2.5", lambda: (SCORES.softmax(-1), COSINES), ["softmax weights"]),
+    ("2.5-cos-not-normalised", "2.5", lambda: (SCORES, SCORES), ["raw scores", "|qᵢ| |kⱼ|"]),
+    ("2.5-cos-wrong-axis", "2.5", lambda: (SCORES, normalised(Q, 0) @ normalised(Q, 0).T), ["wrong axis (dim=0", "dim=-1"]),
+    ("2.5-cos-whole-matrix", "2.5", lambda: (SCORES, SCORES / Q.norm() ** 2), ["whole matrix"]),
+    ("2.5-cos-squared", "2.5", lambda: (SCORES, COSINES / (LENGTHS * LENGTHS.T)), ["squared lengths"]),
+    ("2.5-cos-rows-only", "2.5", lambda: (SCORES, SCORES / LENGTHS), ["only the rows"]),
+    ("2.5-cos-lengths-without-keepdim", "2.5", lambda: (SCORES, SCORES / (Q.norm(dim=-1) * Q.norm(dim=-1))), ["|kⱼ|²", "keepdim=True"]),
+    ("2.5-cos-rounded", "2.5", lambda: (SCORES, COSINES.round(decimals=2)), ["rounded to 2 decimal"]),
+    ("2.5-scores-rounded", "2.5", lambda: (SCORES.round(decimals=1), COSINES), ["rounded to 1 decimal"]),
+    ("2.5-cos-no-keepdim", "2.5", lambda: (SCORES, SCORES / Q.norm(dim=-1)), ["only the columns", "keepdim=True"]),
+])  # fmt: skip
+
+
+@pytest.mark.parametrize("exercise_id, answers, words", WRONG)
+def test_typical_mistakes_are_named(exercise_id, answers, words):
+    result = check(exercise_id, *answers())
+    assert result.status == FAILED
+    for word in words:
+        assert word in result.message, result.message
+
+
+# Near misses fail and say how far off --------------------------------------------------------------
+
+NEAR_MISSES = _cases([
+    ("2.2-dot", "2.2", lambda: (-7, COS, ANGLE), "`dot_ab` is off by up to 1: expected -8.0000, got -7.0000"),
+    ("2.2-cos", "2.2", lambda: (DOT, COS + 0.05, ANGLE), "`cos_ab` is off by up to 0.05"),
+    ("2.2-angle", "2.2", lambda: (DOT, COS, 118.5), "`angle_ab` is off by up to 0.688: expected 117.8118, got 118.5000"),
+    ("2.3-var", "2.3", lambda: (4.0, 400.0, 10.0), "`var_512` = 400; expected about d_k = 512"),
+    ("2.3-ratio", "2.3", lambda: (4.0, 512.0, 10.0), "`std_ratio` = 10; expected √(512/4) ≈ 11.3"),
+    ("2.4-slope", "2.4", lambda: (DIMS, 1.2), "`loglog_slope` = 1.200"),
+    ("2.5-one-entry", "2.5", lambda: (SCORES + 0.05 * torch.eye(3)[1:2].T @ torch.eye(3)[0:1], COSINES), "`qk_scores` is off by up to 0.05 at index (1, 0): expected 1.2000, got 1.2500"),
+])  # fmt: skip
+
+
+@pytest.mark.parametrize("exercise_id, answers, words", NEAR_MISSES)
+def test_near_misses_fail_and_say_how_far_off(exercise_id, answers, words):
+    result = check(exercise_id, *answers())
+    assert result.status == FAILED
+    assert words in result.message, result.message

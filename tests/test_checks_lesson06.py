@@ -1,0 +1,354 @@
+"""Tests of the lesson 6 checks (``course_lib/checks/lesson06.py``).
+
+For every exercise: the reference answer and equally valid variants pass, the lesson's stub is
+"not done", and typical mistakes fail with a message that names them. Answers are written the
+way a learner would write them.
+"""
+
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as F
+
+from course_lib.checks import FAILED, NOT_DONE, PASSED, check, exercises
+
+RELU_X = torch.tensor([-0.5, 1.2, 0.0, -3.1, 0.7])
+
+
+def ffn_parameters(d_model, d_ff, bias=True):
+    return 2 * d_model * d_ff + (d_ff + d_model if bias else 0)
+
+
+def post_norm_step(x, sublayer, norm):
+    return norm(x + sublayer(x))
+
+
+def pre_norm_step(x, sublayer, norm):
+    return x + sublayer(norm(x))
+
+
+def encoder_block_parameters(d_model, n_heads, d_ff):
+    return 4 * (d_model * d_model + d_model) + ffn_parameters(d_model, d_ff) + 2 * 2 * d_model
+
+
+def layer_norm_by_hand(x, gamma, beta, eps=1e-5):
+    mean = x.mean(dim=-1, keepdim=True)
+    var = x.var(dim=-1, keepdim=True, unbiased=False)
+    return gamma * (x - mean) / torch.sqrt(var + eps) + beta
+
+
+def layer_norm_numpy(x, gamma, beta, eps=1e-5):
+    x = np.asarray(x)
+    mean, var = x.mean(axis=-1, keepdims=True), x.var(axis=-1, keepdims=True)
+    return np.asarray(gamma) * (x - mean) / np.sqrt(var + eps) + np.asarray(beta)
+
+
+def with_torch_layer_norm(x, gamma, beta, eps=1e-5):
+    return F.layer_norm(x, x.shape[-1:], gamma, beta, eps)
+
+
+RIGHT = [
+    pytest.param("6.1", lambda: ("b",), id="6.1"),
+    pytest.param("6.2", lambda: (torch.relu(RELU_X), 2, 0.4), id="6.2"),
+    pytest.param("6.2", lambda: ([0, 1.2, 0, 0, 0.7], 2.0, 0.4), id="6.2-list"),
+    pytest.param(
+        "6.2",
+        lambda: (np.maximum(RELU_X.numpy(), 0), (RELU_X > 0).sum(), (RELU_X > 0).float().mean()),
+        id="6.2-numpy-and-tensors",
+    ),
+    pytest.param("6.3", lambda: (ffn_parameters,), id="6.3"),
+    pytest.param(
+        "6.3",
+        lambda: (lambda d, f, bias=True: float(d * f + f * d + (f + d) * bias),),
+        id="6.3-float",
+    ),
+    pytest.param("6.4", lambda: (post_norm_step, pre_norm_step), id="6.4"),
+    pytest.param("6.5", lambda: (encoder_block_parameters,), id="6.5"),
+    pytest.param("6.6", lambda: (layer_norm_by_hand,), id="6.6"),
+    pytest.param("6.6", lambda: (layer_norm_numpy,), id="6.6-numpy"),
+    pytest.param("6.6", lambda: (with_torch_layer_norm,), id="6.6-F.layer_norm"),
+]
+
+
+@pytest.mark.parametrize("exercise_id, answers", RIGHT)
+def test_right_answers_pass(exercise_id, answers):
+    result = check(exercise_id, *answers())
+    assert result.status == PASSED, result.message
+
+
+def test_every_exercise_has_a_right_answer_above():
+    assert {p.values[0] for p in RIGHT} == {e.id for e in exercises(6)}
+
+
+@pytest.mark.parametrize(
+    "exercise_id, words",
+    [
+        ("6.2", "[0.000 1.200 0.000 0.000 0.700]"),
+        ("6.3", "524,288 / 2,097,152 / 8,388,608"),
+        ("6.5", "49,984"),
+        ("6.6", "[0.3691, -1.3668, 0.9977]"),
+    ],
+)
+def test_success_messages_carry_the_worked_numbers(exercise_id, words):
+    answers = next(p.values[1] for p in RIGHT if p.values[0] == exercise_id)
+    assert words in check(exercise_id, *answers()).message
+
+
+# The lesson's stubs are "not done" ----------------------------------------------------------
+
+
+def _stub(*args, **kwargs):
+    raise NotImplementedError()
+
+
+STUBS = {
+    "6.1": (None,),
+    "6.2": (None, None, None),
+    "6.3": (_stub,),
+    "6.4": (_stub, _stub),
+    "6.5": (_stub,),
+    "6.6": (_stub,),
+}
+
+
+@pytest.mark.parametrize("exercise", exercises(6), ids=lambda e: e.id)
+def test_the_lessons_stub_is_not_done(exercise):
+    result = check(exercise.id, *STUBS[exercise.id])
+    assert result.status == NOT_DONE
+    assert "# YOUR CODE HERE" in result.message
+
+
+def test_one_stub_left_is_still_not_done_6_4():
+    assert check("6.4", post_norm_step, _stub).status == NOT_DONE
+
+
+# 6.1 and 6.2 ---------------------------------------------------------------------------------
+
+RELU = torch.relu(RELU_X)
+
+WRONG_6_1_2 = [
+    ("6.1", ("a",), ["(a) is not the best answer", "position-wise"]),
+    ("6.1", ("c",), ["LayerNorm's job"]),
+    ("6.1", ("d",), ["W^Q, W^K, W^V and W^O"]),
+    ("6.2", (torch.max(RELU_X, 0), 2, 0.4), ["torch.max(x, 0) reads the 0 as a dimension"]),
+    ("6.2", (torch.max(RELU_X), 2, 0.4), ["the largest entry", "max(x) reduces"]),
+    ("6.2", (max(RELU_X.tolist()), 2, 0.4), ["the largest entry"]),
+    ("6.2", (RELU_X, 2, 0.4), ["nothing was zeroed"]),
+    ("6.2", (RELU_X.abs(), 2, 0.4), ["not the absolute value"]),
+    ("6.2", (RELU_X.clamp(max=0), 2, 0.4), ["negative parts, min(x, 0)"]),
+    ("6.2", (RELU_X > 0, 2, 0.4), ["mark which units are active"]),
+    ("6.2", (F.leaky_relu(RELU_X), 2, 0.4), ["leaky ReLU"]),
+    ("6.2", (F.gelu(RELU_X), 2, 0.4), ["GELU"]),
+    ("6.2", (RELU, 3, 0.6), ["counts the 0.0 entry"]),
+    ("6.2", (RELU, 5, 1.0), ["counts every unit"]),
+    ("6.2", (RELU, 2, 40), ["percentage", "0.4"]),
+    ("6.2", (RELU, 2, 0.6), ["share that was zeroed"]),
+    ("6.2", (RELU, 2, 2), ["is the count"]),
+    ("6.2", (RELU[:4], 2, 0.4), ["shape (5,); got (4,)"]),
+]
+
+
+@pytest.mark.parametrize("exercise_id, answers, words", WRONG_6_1_2)
+def test_typical_mistakes_are_named_6_1_and_6_2(exercise_id, answers, words):
+    result = check(exercise_id, *answers)
+    assert result.status == FAILED
+    for word in words:
+        assert word in result.message, result.message
+
+
+# 6.3 and 6.5: counts ----------------------------------------------------------------------------
+
+
+def _ffn(count):
+    return lambda d_model, d_ff, bias=True: count(d_model, d_ff, bias)
+
+
+WRONG_6_3 = [
+    (_ffn(lambda d, f, b: 2 * d * f), ["bias = True", "2,097,152", "biases are missing"]),
+    (_ffn(lambda d, f, b: 2 * d * f + d + f), ["bias = False", "leave the biases out"]),
+    (_ffn(lambda d, f, b: 2 * d * f + 2 * d * b), ["both biases have d_model entries"]),
+    (_ffn(lambda d, f, b: 2 * d * f + 2 * f * b), ["both biases have d_ff entries"]),
+    (_ffn(lambda d, f, b: d * f + f * b), ["only one linear layer"]),
+    (_ffn(lambda d, f, b: 2 * d * d + (d + f) * b), ["d_model × d_model"]),
+    (_ffn(lambda d, f, b: 4 * d * f + (d + f) * b), ["counts each matrix twice"]),
+    (lambda d_model, d_ff, bias=False: 2 * d_model * d_ff + (d_model + d_ff) * bias, ["default"]),
+    (lambda d_model, d_ff: 2 * d_model * d_ff, ["take bias as its third argument"]),
+    (lambda d_model, d_ff, bias=True: [2 * d_model * d_ff], ["biases are missing"]),
+    (_ffn(lambda d, f, b: 2 * d * f + 0.5), ["a count is a whole number"]),
+]
+
+
+@pytest.mark.parametrize("answer, words", WRONG_6_3)
+def test_typical_mistakes_are_named_6_3(answer, words):
+    result = check("6.3", answer)
+    assert result.status == FAILED
+    for word in words:
+        assert word in result.message, result.message
+
+
+def test_a_list_of_one_count_is_accepted_but_a_pair_is_not_6_3():
+    pair = check("6.3", lambda d, f, bias=True: (2 * d * f, d + f))
+    assert pair.status == FAILED and "returned shape (2,); return one number" in pair.message
+
+
+def _block(attention=None, ffn=None, norms=None):
+    def count(d_model, n_heads, d_ff):
+        d, h, f = d_model, n_heads, d_ff
+        a = attention(d, h) if attention else 4 * (d * d + d)
+        return a + (ffn(d, f) if ffn else 2 * d * f + d + f) + (norms(d) if norms else 4 * d)
+
+    return count
+
+
+WRONG_6_5 = [
+    (_block(norms=lambda d: 0), ["4·d_model short", "attention projections", "two LayerNorms"]),
+    (_block(attention=lambda d, h: 4 * d * d), ["4·d_model short"]),
+    (_block(norms=lambda d: 2 * d), ["2·d_model short", "two LayerNorms"]),
+    (_block(norms=lambda d: 8 * d), ["counted twice"]),
+    (_block(lambda d, h: 4 * d * d, lambda d, f: 2 * d * f, lambda d: 0), ["weights-only count"]),
+    (_block(attention=lambda d, h: 4 * h * (d * d + d)), ["once per head"]),
+    (_block(attention=lambda d, h: 4 * (d * (d // h) + d // h)), ["one head's share"]),
+    (_block(attention=lambda d, h: 3 * (d * d + d)), ["W^O"]),
+    (_block(ffn=lambda d, f: 2 * d * f), ["FFN's biases are missing"]),
+    (_block(ffn=lambda d, f: d * f + f), ["only one FFN layer"]),
+    (lambda d_model, n_heads, d_ff: 49_984, ["(512, 8, 2048)", "n_heads = 8, d_ff = 2048", "expected 3,152,384"]),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("answer, words", WRONG_6_5)
+def test_typical_mistakes_are_named_6_5(answer, words):
+    result = check("6.5", answer)
+    assert result.status == FAILED
+    for word in words:
+        assert word.replace("(512, 8, 2048)", "d_model = 512") in result.message, result.message
+
+
+# 6.4: post-norm and pre-norm -------------------------------------------------------------------
+
+
+def post(body):
+    return lambda x, sublayer, norm: body(x, sublayer, norm)
+
+
+def _ln(x):
+    return F.layer_norm(x, x.shape[-1:])
+
+
+WRONG_6_4 = [
+    (pre_norm_step, post_norm_step, ["the two are swapped"]),
+    (post(lambda x, s, n: n(s(x)) + x), pre_norm_step, ["residual is added after the norm"]),
+    (pre_norm_step, pre_norm_step, ["this is pre-norm", "post-norm (the paper)"]),
+    (post(lambda x, s, n: n(s(x))), pre_norm_step, ["residual path is missing"]),
+    (post(lambda x, s, n: x + s(x)), pre_norm_step, ["there is no norm"]),
+    (post(lambda x, s, n: n(x) + s(x)), pre_norm_step, ["normalise the sum"]),
+    (post(lambda x, s, n: _ln(x + s(x))), pre_norm_step, ["a LayerNorm of your own"]),
+    (post_norm_step, post_norm_step, ["this is post-norm", "x + sublayer(norm(x))"]),
+    (post_norm_step, post(lambda x, s, n: x + n(s(x))), ["norm is on the sub-layer's output"]),
+    (post_norm_step, post(lambda x, s, n: n(x) + s(n(x))), ["residual carries norm(x)"]),
+    (post_norm_step, post(lambda x, s, n: s(n(x))), ["residual path is missing"]),
+    (post_norm_step, post(lambda x, s, n: n(x + s(n(x)))), ["normalised again"]),
+    (post_norm_step, post(lambda x, s, n: x + s(_ln(x))), ["a LayerNorm of your own"]),
+]
+
+
+def adds_in_place(x, sublayer, norm):
+    x += sublayer(norm(x))
+    return x
+
+
+@pytest.mark.parametrize("post_answer, pre_answer, words", WRONG_6_4)
+def test_typical_mistakes_are_named_6_4(post_answer, pre_answer, words):
+    result = check("6.4", post_answer, pre_answer)
+    assert result.status == FAILED
+    for word in words:
+        assert word in result.message, result.message
+
+
+def test_changing_x_in_place_is_named_6_4():
+    with torch.no_grad():
+        result = check("6.4", post_norm_step, adds_in_place)
+    assert result.status == FAILED and "changed x in place" in result.message
+
+
+def test_a_wrong_shape_is_named_6_4():
+    result = check("6.4", post(lambda x, s, n: n(x + s(x))[0]), pre_norm_step)
+    assert result.status == FAILED and "(B, T, d_model) = (2, 5, 8); got (5, 8)" in result.message
+
+
+# 6.6: LayerNorm by hand ----------------------------------------------------------------------
+
+
+def ln_variant(dim=-1, unbiased=False, eps_inside=True, use_eps=True, gamma_beta="gb", center=True):
+    def layer_norm(x, gamma, beta, eps=1e-5):
+        mean = x.mean(dim=dim, keepdim=True) if dim is not None else x.mean()
+        var = (
+            x.var(dim=dim, keepdim=True, unbiased=unbiased)
+            if dim is not None
+            else x.var(unbiased=unbiased)
+        )
+        e = eps if use_eps else 0.0
+        std = torch.sqrt(var + e) if eps_inside else torch.sqrt(var) + e
+        y = ((x - mean) if center else x) / std
+        g, b = {
+            "gb": (gamma, beta),
+            "": (1, 0),
+            "g": (gamma, 0),
+            "b": (1, beta),
+            "bg": (beta, gamma),
+        }[gamma_beta]
+        return g * y + b
+
+    return layer_norm
+
+
+def by_variance(x, gamma, beta, eps=1e-5):
+    var = x.var(dim=-1, keepdim=True, unbiased=False)
+    return gamma * (x - x.mean(dim=-1, keepdim=True)) / (var + eps) + beta
+
+
+def eps_ignored(x, gamma, beta, eps=1e-5):
+    return layer_norm_by_hand(x, gamma, beta)
+
+
+def without_keepdim(x, gamma, beta, eps=1e-5):
+    mean, var = x.mean(dim=-1), x.var(dim=-1, unbiased=False)
+    return gamma * (x - mean) / torch.sqrt(var + eps) + beta
+
+
+def subtracts_in_place(x, gamma, beta, eps=1e-5):
+    x -= x.mean(dim=-1, keepdim=True)
+    return gamma * x / torch.sqrt(x.var(dim=-1, keepdim=True, unbiased=False) + eps) + beta
+
+
+WRONG_6_6 = [
+    (ln_variant(unbiased=True), ["worked example", "unbiased variance", "n - 1"]),
+    (ln_variant(dim=0), ["(2, 3, 6)", "over the batch axis (axis 0)"]),
+    (ln_variant(dim=-2), ["IndexError", "over the last axis, dim=-1"]),
+    (ln_variant(dim=None), ["one mean and variance for the whole tensor"]),
+    (ln_variant(use_eps=False), ["variance is near ε", "ε is missing"]),
+    (ln_variant(eps_inside=False), ["outside the square root"]),
+    (ln_variant(gamma_beta=""), ["γ and β were ignored"]),
+    (ln_variant(gamma_beta="g"), ["β was ignored"]),
+    (ln_variant(gamma_beta="b"), ["γ was ignored"]),
+    (ln_variant(gamma_beta="bg"), ["γ and β are swapped"]),
+    (ln_variant(center=False), ["mean was not subtracted"]),
+    (by_variance, ["divides by the variance"]),
+    (eps_ignored, ["with eps = 0.1", "eps argument was ignored"]),
+    (without_keepdim, ["keepdim=True"]),
+    (subtracts_in_place, ["changed x in place"]),
+    (lambda x, gamma, beta: layer_norm_by_hand(x, gamma, beta), ["take eps as its fourth argument"]),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("answer, words", WRONG_6_6)
+def test_typical_mistakes_are_named_6_6(answer, words):
+    result = check("6.6", answer)
+    assert result.status == FAILED
+    for word in words:
+        assert word in result.message, result.message
+
+
+def test_a_near_miss_says_how_far_off_6_6():
+    result = check("6.6", lambda x, g, b, eps=1e-5: layer_norm_by_hand(x, g, b, eps) + 0.01)
+    assert result.status == FAILED
+    assert "worked example" in result.message and "off by up to 0.01" in result.message

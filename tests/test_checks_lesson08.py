@@ -1,0 +1,406 @@
+"""Tests of the project's checks (``course_lib/checks/lesson08.py``).
+
+For every exercise: the reference answer and equally valid variants pass, the lesson's stub is
+"not done", typical mistakes fail with the right diagnosis, and a function that calls an
+unfinished or wrong project function is told to fix that one first. Answers are written the
+way a learner would write them, in numpy.
+"""
+
+import numpy as np
+import pytest
+import torch
+
+from course_lib import numpy_encoder as ref
+from course_lib.checks import FAILED, NOT_DONE, PASSED, check, exercises
+
+# Right answers, written out as a learner would ------------------------------------------------
+
+
+def encode_positions(seq_len, d_model):
+    pos = np.arange(seq_len)[:, None]  # (T, 1)
+    two_i = np.arange(0, d_model, 2)[None, :]  # (1, D/2)
+    angle = pos / 10000 ** (two_i / d_model)
+    pe = np.zeros((seq_len, d_model))
+    pe[:, 0::2], pe[:, 1::2] = np.sin(angle), np.cos(angle)
+    return pe
+
+
+def encode_positions_loops(seq_len, d_model):
+    pe = np.zeros((seq_len, d_model))
+    for pos in range(seq_len):
+        for i in range(d_model // 2):
+            pe[pos, 2 * i] = np.sin(pos / 10000 ** (2 * i / d_model))
+            pe[pos, 2 * i + 1] = np.cos(pos / 10000 ** (2 * i / d_model))
+    return pe
+
+
+def softmax(x):
+    e = np.exp(x - x.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def scaled_dot_product_attention(q, k, v):
+    weights = softmax(q @ k.T / np.sqrt(q.shape[-1]))  # (T_q, T_k)
+    return weights @ v, weights
+
+
+def self_attention(x, w_q, w_k, w_v):
+    return scaled_dot_product_attention(x @ w_q, x @ w_k, x @ w_v)
+
+
+def layer_norm(x, gamma, beta, eps=1e-5):
+    mean, var = x.mean(axis=-1, keepdims=True), x.var(axis=-1, keepdims=True)
+    return gamma * (x - mean) / np.sqrt(var + eps) + beta
+
+
+def add_and_norm(x, sublayer_out, gamma, beta, eps=1e-5):
+    return layer_norm(x + sublayer_out, gamma, beta, eps)
+
+
+def feed_forward(x, w1, b1, w2, b2):
+    return np.maximum(0, x @ w1 + b1) @ w2 + b2
+
+
+def encoder_layer(embeddings, params):
+    p = params
+    x = embeddings + encode_positions(*embeddings.shape)
+    attn, _ = self_attention(x, p.w_q, p.w_k, p.w_v)
+    x1 = add_and_norm(x, attn, p.gamma1, p.beta1)
+    return add_and_norm(x1, feed_forward(x1, p.w1, p.b1, p.w2, p.b2), p.gamma2, p.beta2)
+
+
+RIGHT = [
+    pytest.param("8.1", encode_positions, id="8.1"),
+    pytest.param("8.1", encode_positions_loops, id="8.1-loops"),
+    pytest.param("8.1", ref.positional_encoding, id="8.1-course_lib"),
+    pytest.param("8.2", softmax, id="8.2"),
+    pytest.param("8.2", lambda x: ref.softmax(x, axis=1), id="8.2-axis-1"),
+    pytest.param("8.3", scaled_dot_product_attention, id="8.3"),
+    pytest.param("8.4", self_attention, id="8.4"),
+    pytest.param("8.4", lambda x, q, k, v: ref.self_attention(x, q, k, v), id="8.4-course_lib"),
+    pytest.param("8.5", layer_norm, id="8.5"),
+    pytest.param(
+        "8.5",
+        lambda x, g, b, eps=1e-5: (
+            g * (x - x.mean(1)[:, None]) / (x.var(1)[:, None] + eps) ** 0.5 + b
+        ),
+        id="8.5-indexing",
+    ),
+    pytest.param("8.6", "b", id="8.6"),
+    pytest.param("8.6", "(B)", id="8.6-capital"),
+    pytest.param("8.7", add_and_norm, id="8.7"),
+    pytest.param("8.8", feed_forward, id="8.8"),
+    pytest.param("8.8", lambda x, w1, b1, w2, b2: ref.relu(x @ w1 + b1) @ w2 + b2, id="8.8-relu"),
+    pytest.param("8.9", encoder_layer, id="8.9"),
+    pytest.param("8.9", lambda e, p: ref.encoder_layer(e, p).out, id="8.9-course_lib"),
+]
+
+
+@pytest.mark.parametrize("exercise_id, answer", RIGHT)
+def test_right_answers_pass(exercise_id, answer):
+    result = check(exercise_id, answer)
+    assert result.status == PASSED, result.message
+
+
+def test_every_exercise_has_a_right_answer_above():
+    assert {p.values[0] for p in RIGHT} == {e.id for e in exercises(8)}
+
+
+@pytest.mark.parametrize(
+    "exercise_id, words",
+    [
+        ("8.1", "position 1 is [0.841 0.540 0.100 0.995 0.010 1.000 0.001 1.000]"),  # lesson 5
+        ("8.3", '"the" gets weights [0.456 0.225 0.320] and output [0.385 0.615]'),  # lesson 3
+        ("8.4", '"the" attends [0.373 0.367 0.260]'),  # the reference output
+        (
+            "8.8",
+            "45 of 96 hidden units are active (13, 16, 16 of 32 per token)",
+        ),  # the reference output
+        (
+            "8.9",
+            "[-1.655  1.738 -0.143  1.091 -0.133 -0.494 -0.788  0.384]",
+        ),  # the reference output
+    ],
+)
+def test_success_messages_carry_the_reference_numbers(exercise_id, words):
+    answer = next(p.values[1] for p in RIGHT if p.values[0] == exercise_id)
+    assert words in check(exercise_id, answer).message
+
+
+def test_importing_the_checks_leaves_the_global_rng_alone():
+    import importlib
+
+    import course_lib.checks.lesson08 as lesson08
+
+    np.random.seed(123)
+    expected = np.random.rand()
+    np.random.seed(123)
+    importlib.reload(lesson08)
+    assert np.random.rand() == expected
+
+
+# The lesson's stubs are "not done" -------------------------------------------------------------
+
+
+def _stub(*args, **kwargs):
+    raise NotImplementedError()
+
+
+@pytest.mark.parametrize("exercise", exercises(8), ids=lambda e: e.id)
+def test_the_lessons_stub_is_not_done(exercise):
+    result = check(exercise.id, None if exercise.kind == "choice" else _stub)
+    assert result.status == NOT_DONE
+    assert "# YOUR CODE HERE" in result.message and f"`{exercise.names[0]}`" in result.message
+
+
+# Typical mistakes fail with the right diagnosis --------------------------------------------------
+
+
+def pe_with(fill):
+    def pe(seq_len, d_model):
+        pos, two_i = np.arange(seq_len)[:, None], np.arange(0, d_model, 2)[None, :]
+        return fill(pos, two_i, d_model)
+
+    return pe
+
+
+def interleaved(a, b):
+    pe = np.zeros((a.shape[0], 2 * a.shape[1]))
+    pe[:, 0::2], pe[:, 1::2] = a, b
+    return pe
+
+
+def pe_exponent_per_column(seq_len, d_model):
+    angle = np.arange(seq_len)[:, None] / 10000 ** (np.arange(d_model)[None] / d_model)
+    pe = np.sin(angle)
+    pe[:, 1::2] = np.cos(angle[:, 1::2])
+    return pe
+
+
+def pe_int_dtype(seq_len, d_model):
+    pe = np.zeros((seq_len, d_model), dtype=int)
+    pe[:] = encode_positions(seq_len, d_model)
+    return pe
+
+
+def naive_softmax(x):
+    return np.exp(x) / np.exp(x).sum(axis=-1, keepdims=True)
+
+
+def softmax_global_max(x):
+    e = np.exp(x - np.max(x))
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def softmax_in_place(x):
+    x -= x.max(axis=-1, keepdims=True)
+    return np.exp(x) / np.exp(x).sum(axis=-1, keepdims=True)
+
+
+def softmax_without_keepdims(x):
+    e = np.exp(x - x.max(axis=-1))
+    return e / e.sum(axis=-1)
+
+
+def attention_with(scale=None, axis=-1, swap=False):
+    def attn(q, k, v):
+        s = q @ k.T / (np.sqrt(q.shape[-1]) if scale is None else scale(q, k, v))
+        e = np.exp(s - s.max(axis=axis, keepdims=True))
+        w = e / e.sum(axis=axis, keepdims=True)
+        return (w, w @ v) if swap else (w @ v, w)
+
+    return attn
+
+
+def self_attention_scaled_by_d_model(x, w_q, w_k, w_v):
+    q, k, v = x @ w_q, x @ w_k, x @ w_v
+    w = softmax(q @ k.T / np.sqrt(x.shape[1]))
+    return w @ v, w
+
+
+def layer_norm_with(mean_var):
+    def ln(x, gamma, beta, eps=1e-5):
+        mean, var = mean_var(x)
+        return gamma * (x - mean) / np.sqrt(var + eps) + beta
+
+    return ln
+
+
+def layer_norm_torch(x, gamma, beta, eps=1e-5):
+    return torch.nn.functional.layer_norm(
+        torch.as_tensor(x), x.shape[-1:], torch.as_tensor(gamma), torch.as_tensor(beta), eps
+    )
+
+
+def ffn_with(make):
+    return lambda x, w1, b1, w2, b2: make(x, w1, b1, w2, b2, lambda h: np.maximum(h, 0))
+
+
+def encoder_with(**changes):
+    """The reference layer with one step changed: "pe", "res1", "res2", "norms" or "final"."""
+
+    def layer(embeddings, p):
+        x = embeddings + (0 if changes.get("pe") else encode_positions(*embeddings.shape))
+        attn = self_attention(x, p.w_q, p.w_k, p.w_v)[0]
+        n1, n2 = ((p.gamma2, p.beta2), (p.gamma1, p.beta1)) if changes.get("norms") else (
+            (p.gamma1, p.beta1), (p.gamma2, p.beta2))  # fmt: skip
+        x1 = layer_norm((0 if changes.get("res1") else x) + attn, *n1)
+        y = (0 if changes.get("res2") else x1) + feed_forward(x1, p.w1, p.b1, p.w2, p.b2)
+        return y if changes.get("final") else layer_norm(y, *n2)
+
+    return layer
+
+
+def encoder_pre_norm(embeddings, p):
+    x = embeddings + encode_positions(*embeddings.shape)
+    x = x + self_attention(layer_norm(x, p.gamma1, p.beta1), p.w_q, p.w_k, p.w_v)[0]
+    return x + feed_forward(layer_norm(x, p.gamma2, p.beta2), p.w1, p.b1, p.w2, p.b2)
+
+
+WRONG = [
+    ("8.1-swapped", "8.1", pe_with(lambda p, i, d: interleaved(np.cos(p / 1e4 ** (i / d)), np.sin(p / 1e4 ** (i / d)))), ["sin and cos are swapped"]),
+    ("8.1-halves", "8.1", pe_with(lambda p, i, d: np.hstack([np.sin(p / 1e4 ** (i / d)), np.cos(p / 1e4 ** (i / d))])), ["first half", "interleaves"]),
+    ("8.1-exponent-per-column", "8.1", pe_exponent_per_column, ["its own exponent j/d_model"]),
+    ("8.1-exponent-i", "8.1", pe_with(lambda p, i, d: interleaved(np.sin(p / 1e4 ** (i / 2 / d)), np.cos(p / 1e4 ** (i / 2 / d)))), ["exponent is i/d_model", "2i/d_model"]),
+    ("8.1-multiplied", "8.1", pe_with(lambda p, i, d: interleaved(np.sin(p * 1e4 ** (i / d)), np.cos(p * 1e4 ** (i / d)))), ["divide by it"]),
+    ("8.1-from-1", "8.1", lambda t, d: encode_positions(t + 1, d)[1:], ["start at 1"]),
+    ("8.1-transposed", "8.1", lambda t, d: encode_positions(t, d).T, ["(3, 8); got (8, 3): transposed?"]),
+    ("8.1-int", "8.1", pe_int_dtype, ["dtype int64", "truncated"]),
+    ("8.1-torch", "8.1", lambda t, d: torch.from_numpy(encode_positions(t, d)), ["torch tensor", "numpy only"]),
+    ("8.2-naive", "8.2", naive_softmax, ["on large inputs", "not stable", "overflows"]),
+    ("8.2-global-max", "8.2", softmax_global_max, ["maximum of the whole array"]),
+    ("8.2-axis-0", "8.2", lambda x: ref.softmax(x, axis=0), ["each column sums to 1", "axis=-1"]),
+    ("8.2-no-keepdims", "8.2", softmax_without_keepdims, ["without keepdims=True"]),
+    ("8.2-whole-array", "8.2", lambda x: np.exp(x - x.max()) / np.exp(x - x.max()).sum(), ["whole array sums to 1"]),
+    ("8.2-in-place", "8.2", softmax_in_place, ["changed its input in place"]),
+    ("8.2-list", "8.2", lambda x: softmax(x).tolist(), ["should be a numpy array; got list"]),
+    ("8.3-unscaled", "8.3", attention_with(scale=lambda q, k, v: 1.0), ["not scaled", "√5 ≈ 2.24"]),
+    ("8.3-by-d_k", "8.3", attention_with(scale=lambda q, k, v: q.shape[1]), ["divided by d_k = 5"]),
+    ("8.3-by-d_v", "8.3", attention_with(scale=lambda q, k, v: np.sqrt(v.shape[1])), ["√3", "width of the values"]),
+    ("8.3-by-T_k", "8.3", attention_with(scale=lambda q, k, v: np.sqrt(k.shape[0])), ["number of keys"]),
+    ("8.3-columns", "8.3", attention_with(axis=0), ["each column of weights sums to 1"]),
+    ("8.3-swapped", "8.3", attention_with(swap=True), ["came back swapped"]),
+    ("8.3-k@q.T", "8.3", lambda q, k, v: (softmax(k @ q.T / np.sqrt(q.shape[1])).T @ v, softmax(k @ q.T / np.sqrt(q.shape[1]))), ["(T_k, T_q)", "not k @ q.T"]),
+    ("8.3-output-only", "8.3", lambda q, k, v: scaled_dot_product_attention(q, k, v)[0], ["return a pair (output, weights)"]),
+    ("8.3-scores@v", "8.3", lambda q, k, v: (q @ k.T / np.sqrt(q.shape[1]) @ v, scaled_dot_product_attention(q, k, v)[1]), ["mixes the values with the scores"]),
+    ("8.4-no-projection", "8.4", lambda x, wq, wk, wv: scaled_dot_product_attention(x, x, x @ wv), ["x itself: project them"]),
+    ("8.4-transposed-w", "8.4", lambda x, wq, wk, wv: scaled_dot_product_attention(x @ wq.T, x @ wk.T, x @ wv), ["transposed matrices"]),
+    ("8.4-q-k-swapped", "8.4", lambda x, wq, wk, wv: scaled_dot_product_attention(x @ wk, x @ wq, x @ wv), ["W_Q and W_K are swapped"]),
+    ("8.4-values-w_k", "8.4", lambda x, wq, wk, wv: scaled_dot_product_attention(x @ wq, x @ wk, x @ wk), ["values use W_K"]),
+    ("8.4-by-d_model", "8.4", self_attention_scaled_by_d_model, ["x (4, 6)", "√6", "d_model"]),
+    ("8.5-axis-0", "8.5", layer_norm_with(lambda x: (x.mean(axis=0), x.var(axis=0))), ["each column was normalised", "axis=-1"]),
+    ("8.5-whole", "8.5", layer_norm_with(lambda x: (x.mean(), x.var())), ["whole array"]),
+    ("8.5-ddof-1", "8.5", layer_norm_with(lambda x: (x.mean(-1, keepdims=True), x.var(-1, ddof=1, keepdims=True))), ["unbiased variance", "ddof=1"]),
+    ("8.5-eps-outside", "8.5", lambda x, g, b, eps=1e-5: g * (x - x.mean(-1, keepdims=True)) / (x.std(-1, keepdims=True) + eps) + b, ["inside the square root"]),
+    ("8.5-no-eps", "8.5", lambda x, g, b, eps=1e-5: g * (x - x.mean(-1, keepdims=True)) / x.std(-1, keepdims=True) + b, ["constant row", "NaN"]),
+    ("8.5-no-gamma-beta", "8.5", lambda x, g, b, eps=1e-5: layer_norm(x, 1.0, 0.0, eps), ["gamma and beta are ignored"]),
+    ("8.5-gamma-beta-swapped", "8.5", lambda x, g, b, eps=1e-5: layer_norm(x, b, g, eps), ["gamma and beta are swapped"]),
+    ("8.5-eps-ignored", "8.5", lambda x, g, b, eps=1e-5: layer_norm(x, g, b), ["eps = 0.1", "use the eps argument"]),
+    ("8.5-torch", "8.5", layer_norm_torch, ["torch tensor"]),
+    ("8.7-no-residual", "8.7", lambda x, s, g, b: layer_norm(s, g, b), ["residual is missing"]),
+    ("8.7-no-norm", "8.7", lambda x, s, g, b: x + s, ["not normalised"]),
+    ("8.7-norm-then-add", "8.7", lambda x, s, g, b: x + layer_norm(s, g, b), ["adds first, then normalises"]),
+    ("8.8-no-relu", "8.8", ffn_with(lambda x, w1, b1, w2, b2, r: (x @ w1 + b1) @ w2 + b2), ["ReLU is missing"]),
+    ("8.8-relu-on-output-too", "8.8", ffn_with(lambda x, w1, b1, w2, b2, r: r(r(x @ w1 + b1) @ w2 + b2)), ["ReLU on the output too"]),
+    ("8.8-no-b1", "8.8", ffn_with(lambda x, w1, b1, w2, b2, r: r(x @ w1) @ w2 + b2), ["non-zero biases", "b1 is missing"]),
+    ("8.8-no-b2", "8.8", ffn_with(lambda x, w1, b1, w2, b2, r: r(x @ w1 + b1) @ w2), ["b2 is missing"]),
+    ("8.8-no-biases", "8.8", ffn_with(lambda x, w1, b1, w2, b2, r: r(x @ w1) @ w2), ["both biases are missing"]),
+    ("8.8-b1-after-relu", "8.8", ffn_with(lambda x, w1, b1, w2, b2, r: (r(x @ w1) + b1) @ w2 + b2), ["after the ReLU"]),
+    ("8.9-no-pe", "8.9", encoder_with(pe=True), ["positional encoding is missing"]),
+    ("8.9-no-residual-1", "8.9", encoder_with(res1=True), ["first residual is missing"]),
+    ("8.9-no-residual-2", "8.9", encoder_with(res2=True), ["second residual is missing"]),
+    ("8.9-norms-swapped", "8.9", encoder_with(norms=True), ["5 tokens", "parameters are swapped"]),
+    ("8.9-no-final-norm", "8.9", encoder_with(final=True), ["second LayerNorm is missing"]),
+    ("8.9-pre-norm", "8.9", encoder_pre_norm, ["pre-norm order"]),
+    ("8.9-pair", "8.9", lambda e, p: (encoder_layer(e, p), None), ["return only the output"]),
+    ("8.6-a", "8.6", "a", ["(a) is not the best answer", "1e-16"]),
+    ("8.6-c", "8.6", "c", ["(c) is not the best answer", "0.875"]),
+    ("8.6-d", "8.6", "d", ["(d) is not the best answer", "seed is fixed"]),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "exercise_id, answer, words", [pytest.param(*row[1:], id=row[0]) for row in WRONG]
+)
+def test_typical_mistakes_are_named(exercise_id, answer, words):
+    result = check(exercise_id, answer)
+    assert result.status == FAILED, result.message
+    for word in words:
+        assert word in result.message, result.message
+
+
+def test_a_near_miss_says_how_far_off():
+    result = check("8.8", lambda x, w1, b1, w2, b2: feed_forward(x, w1, b1, w2, b2) + 0.01)
+    assert result.status == FAILED
+    assert "is off by up to 0.01" in result.message
+
+
+def test_in_place_changes_to_the_params_are_caught():
+    def encoder_scaling_w_q(embeddings, p):
+        p.w_q *= 1.0  # harmless here, but it writes into the caller's array
+        p.b1 += 1.0
+        return encoder_layer(embeddings, p)
+
+    result = check("8.9", encoder_scaling_w_q)
+    assert result.status == FAILED and "changed its input in place" in result.message
+
+
+# A function that calls an unfinished or wrong project function -------------------------------------
+
+
+def _namespace(**parts):
+    """Define the project functions in one namespace, as a notebook would, with replacements."""
+    names = dict(
+        encode_positions=encode_positions, softmax=softmax, scaled_dot_product_attention=scaled_dot_product_attention,
+        self_attention=self_attention, layer_norm=layer_norm, add_and_norm=add_and_norm,
+        feed_forward=feed_forward, encoder_layer=encoder_layer, np=np, ref=ref,
+    )  # fmt: skip
+    namespace = {}
+    for name, fn in {**names, **parts}.items():
+        namespace[name] = (
+            fn
+            if not callable(fn) or not hasattr(fn, "__code__")
+            else type(fn)(fn.__code__, namespace, fn.__name__, fn.__defaults__, fn.__closure__)
+        )
+    return namespace
+
+
+@pytest.mark.parametrize(
+    "exercise_id, name, parts, words",
+    [
+        ("8.9", "encoder_layer", {"softmax": lambda x: ref.softmax(x, axis=0)}, ["calls `softmax`", "check 8.2", "each column"]),
+        ("8.9", "encoder_layer", {"layer_norm": layer_norm_with(lambda x: (x.mean(0), x.var(0)))}, ["calls `layer_norm`", "check 8.5"]),
+        ("8.9", "encoder_layer", {"feed_forward": ffn_with(lambda x, w1, b1, w2, b2, r: (x @ w1 + b1) @ w2 + b2)}, ["calls `feed_forward`", "check 8.8", "ReLU is missing"]),
+        ("8.4", "self_attention", {"softmax": lambda x: ref.softmax(x, axis=0)}, ["calls `softmax`", "check 8.2"]),
+        ("8.3", "scaled_dot_product_attention", {"softmax": lambda x: ref.softmax(x, axis=0)}, ["calls `softmax`"]),
+        ("8.7", "add_and_norm", {"layer_norm": lambda x, g, b, eps=1e-5: layer_norm(x, 1.0, 0.0)}, ["calls `layer_norm`", "check 8.5"]),
+    ],
+)  # fmt: skip
+def test_a_broken_part_is_named_first(exercise_id, name, parts, words):
+    result = check(exercise_id, _namespace(**parts)[name])
+    assert result.status == FAILED, result.message
+    for word in words:
+        assert word in result.message, result.message
+
+
+def test_an_unfinished_part_makes_the_whole_not_done():
+    result = check("8.9", _namespace(feed_forward=_stub)["encoder_layer"])
+    assert result.status == NOT_DONE
+    assert "calls `feed_forward` (8.8), not written yet" in result.message
+
+
+def test_every_failing_part_is_named():
+    parts = {
+        "softmax": naive_softmax,
+        "layer_norm": layer_norm_with(lambda x: (x.mean(0), x.var(0))),
+    }
+    result = check("8.9", _namespace(**parts)["encoder_layer"])
+    assert result.status == FAILED
+    assert "calls `softmax` (check 8.2) and `layer_norm` (check 8.5)" in result.message
+    assert "not stable" in result.message and "each column was normalised" in result.message
+
+
+def test_a_softmax_that_only_fails_on_large_inputs_does_not_block_the_encoder():
+    """The project's inputs are small: softmax is only blamed when the encoder fails."""
+    result = check("8.9", _namespace(softmax=naive_softmax)["encoder_layer"])
+    assert result.status == PASSED, result.message

@@ -1,0 +1,81 @@
+"""Tests of the review notebook's checks (``course_lib/checks/lesson09.py``): the model answers
+pass, the stubs are "not done", and the typical slips fail with the right diagnosis."""
+
+import numpy as np
+import pytest
+import torch
+
+from course_lib.checks import EXERCISES, FAILED, NOT_DONE, PASSED, check, exercises
+
+SCORES = torch.tensor([8.0, 0.0, -8.0])
+WEIGHTS = SCORES.softmax(dim=-1)
+N = 100_000
+
+
+RIGHT = [
+    pytest.param("9.1", lambda: (64**0.5, WEIGHTS), id="9.1"),
+    pytest.param("9.1", lambda: (8, [0.99966, 0.00034, 1e-7]), id="9.1-rounded-list"),
+    pytest.param("9.1", lambda: (np.float32(8), WEIGHTS.numpy()), id="9.1-numpy"),
+    pytest.param("9.1", lambda: (8.0, SCORES[None].softmax(dim=-1)), id="9.1-batch-first-row"),
+    pytest.param("9.2", lambda: (512**2, N**2, N**2 * 4 / 1e9), id="9.2"),
+    pytest.param("9.2", lambda: (262_144, 1e10, 40), id="9.2-rounded"),
+    pytest.param("9.2", lambda: (torch.tensor(512) ** 2, 10**10, 40.0), id="9.2-tensor"),
+]
+
+
+@pytest.mark.parametrize("exercise_id, answers", RIGHT)
+def test_right_answers_pass(exercise_id, answers):
+    result = check(exercise_id, *answers())
+    assert result.status == PASSED, result.message
+
+
+def test_every_exercise_has_a_right_answer_above():
+    assert {p.values[0] for p in RIGHT} == {e.id for e in exercises(9)}
+
+
+def test_success_messages_carry_the_numbers():
+    assert "262,144 entries" in check("9.2", 512**2, N**2, 40).message
+    assert "[0.99966, 0.00034, 1.1e-07]" in check("9.1", 8, WEIGHTS).message
+
+
+@pytest.mark.parametrize("exercise_id", [e.id for e in exercises(9)])
+def test_the_lessons_stub_is_not_done(exercise_id):
+    names = EXERCISES[exercise_id].names
+    result = check(exercise_id, *[None] * len(names))
+    assert result.status == NOT_DONE
+    assert all(f"`{name}`" in result.message for name in names)
+
+
+WRONG = [
+    ("9.1-variance", "9.1", (64, WEIGHTS), ["is the variance", "√64 = 8"]),
+    ("9.1-std-off", "9.1", (6, WEIGHTS), ["`std_64` = 6"]),
+    ("9.1-scaled", "9.1", (8, (SCORES / 8).softmax(-1)), ["scaled scores [1, 0, -1]"]),
+    ("9.1-scores", "9.1", (8, SCORES), ["the scores themselves"]),
+    ("9.1-not-normalised", "9.1", (8, SCORES.exp()), ["not yet divided by their sum"]),
+    ("9.1-reversed", "9.1", (8, (-SCORES).softmax(-1)), ["reverse order"]),
+    ("9.1-log-softmax", "9.1", (8, SCORES.log_softmax(-1)), ["log_softmax"]),
+    ("9.1-rounded-to-one-hot", "9.1", (8, [1, 0, 0]), ["rounded too far", "never exactly one-hot"]),
+    ("9.1-shape", "9.1", (8, WEIGHTS[:2]), ["shape (3,); got (2,)"]),
+    ("9.2-n", "9.2", (512, N**2, 40), ["one entry per token", "n × n"]),
+    ("9.2-n-plus-n", "9.2", (1024, N**2, 40), ["n + n"]),
+    ("9.2-d_model", "9.2", (512**3, N**2, 40), ["d_model sets the cost"]),
+    ("9.2-heads", "9.2", (512**2, N**2 * 8, 40), ["`entries_100k` counts all 8 heads"]),
+    ("9.2-heads-and-layers", "9.2", (512**2 * 48, N**2, 40), ["8 heads in each of 6 layers"]),
+    ("9.2-other", "9.2", (512**2, 1e9, 40), ["`entries_100k` = 1,000,000,000", "10,000,000,000"]),
+    ("9.2-bytes", "9.2", (512**2, N**2, 4e10), ["in bytes"]),
+    ("9.2-GiB", "9.2", (512**2, N**2, 4e10 / 2**30), ["GiB", "10⁹ bytes"]),
+    ("9.2-float64", "9.2", (512**2, N**2, 80), ["float64"]),
+    ("9.2-one-byte", "9.2", (512**2, N**2, 10), ["4 bytes"]),
+    ("9.2-all-heads", "9.2", (512**2, N**2, 320), ["all 8 heads", "or bits"]),
+    ("9.2-off", "9.2", (512**2, N**2, 44), ["`gb_100k` = 44", "40 GB"]),
+]
+
+
+@pytest.mark.parametrize(
+    "exercise_id, answers, words", [pytest.param(*w[1:], id=w[0]) for w in WRONG]
+)
+def test_typical_mistakes_are_named(exercise_id, answers, words):
+    result = check(exercise_id, *answers)
+    assert result.status == FAILED
+    for word in words:
+        assert word in result.message, result.message

@@ -1,0 +1,245 @@
+"""The grader's parts, without a kernel: reading notebooks, finding reference code,
+isolating checks, points and reports."""
+
+import functools
+import os
+import time
+from pathlib import Path
+
+import nbformat
+import pytest
+import torch
+
+from course_lib.attention import scaled_dot_product_attention
+from course_lib.authoring import ANSWER_PROMPT
+from course_lib.checks import EXERCISES, FAILED, NOT_DONE, PASSED
+from course_lib.grading import notebooks, reports
+from course_lib.grading.evaluation import check_one, isolated, reference_uses
+from course_lib.grading.execution import _only_checks
+from course_lib.grading.grader import find_submissions, load_points
+from course_lib.masks import causal_mask
+
+
+def _nb(*cells):
+    """Cells given as ("code" | "md" | "free", source)."""
+    made = []
+    for kind, source in cells:
+        if kind == "code":
+            made.append(nbformat.v4.new_code_cell(source))
+        else:
+            tags = {"tags": ["free-text"]} if kind == "free" else {}
+            made.append(nbformat.v4.new_markdown_cell(source, metadata=tags))
+    return nbformat.v4.new_notebook(cells=made)
+
+
+# Which lesson ----------------------------------------------------------------------------
+
+
+def test_lesson_from_the_file_name_then_the_checks_then_the_title():
+    nb = _nb(("md", "# Lesson 3 · Attention"), ("code", 'check("3.4", attention)'))
+    assert notebooks.lesson_of(Path("03_anything.ipynb"), _nb()) == 3
+    assert notebooks.lesson_of(Path("alice.ipynb"), nb) == 3
+    assert notebooks.lesson_of(Path("alice.ipynb"), _nb(("md", "# Lesson 3: renamed"))) == 3
+    assert notebooks.lesson_of(Path("alice.ipynb"), _nb(("md", "# Notes"))) is None
+    assert notebooks.lesson_of(Path("alice.ipynb"), _nb(), explicit=7) == 7
+
+
+def test_unknown_lesson_prefix_falls_back_to_the_content():
+    nb = _nb(("code", 'check("3.1", answer_3_1)'))
+    assert notebooks.lesson_of(Path("99_renamed.ipynb"), nb) == 3
+
+
+def test_lesson_without_exercises_is_a_value_error():
+    with pytest.raises(ValueError, match="lesson 99 has no exercises"):
+        notebooks.lesson_exercises(99)
+
+
+def test_malformed_notebook_is_invalid_with_its_reason(tmp_path):
+    bad = tmp_path / "03_x.ipynb"
+    bad.write_text("{not json", encoding="utf-8")
+    with pytest.raises(notebooks.InvalidNotebook, match="03_x.ipynb is not a valid notebook"):
+        notebooks.read(bad)
+
+
+# Free text -------------------------------------------------------------------------------
+
+
+def test_free_text_matched_by_cell_id_even_when_moved():
+    lesson = _nb(("free", f"**Your answer:** why?\n\n{ANSWER_PROMPT}"), ("md", "text"))
+    student = nbformat.from_dict(lesson)
+    student.cells = [nbformat.from_dict(c) for c in reversed(lesson.cells)]
+    student.cells[1].source = "**Your answer:** why?\n\nBecause the future is hidden."
+    student.cells[1].metadata = {}  # the tag was lost, the id was not
+    [answer] = notebooks.free_text(student, lesson)
+    assert answer == notebooks.FreeText("**Your answer:** why?", "Because the future is hidden.")
+
+
+def test_free_text_left_as_the_prompt_or_deleted_is_no_answer():
+    lesson = _nb(("free", f"**Your answer:** why?\n\n{ANSWER_PROMPT}"))
+    assert notebooks.free_text(lesson, lesson)[0].answer is None
+    assert notebooks.free_text(_nb(("md", "other")), lesson)[0].answer is None
+
+
+# Reference code, found statically ----------------------------------------------------------
+
+
+def test_static_uses_of_course_lib_in_answer_cells():
+    nb = _nb(
+        (
+            "code",
+            "from course_lib.masks import causal_mask as cm\nimport course_lib.attention as A",
+        ),
+        ("code", "causal_weights = A.scaled_dot_product_attention(q, k, v, cm(4))[1]"),
+        ("code", "def make_causal_mask(T):\n    return torch.ones(T, T).tril()"),
+        (
+            "code",
+            "def make_padding_mask(tokens, pad_id):\n    from course_lib import masks\n    return 0",
+        ),
+        ("code", "%timeit cm(4)\nother = cm(4)"),
+    )
+    uses = notebooks.reference_uses(nb)
+    assert uses["3.3"] == {
+        "course_lib.attention.scaled_dot_product_attention",
+        "course_lib.masks.causal_mask",
+    }
+    assert uses["3.6"] == set()
+    assert "course_lib" in uses["3.7"]
+
+
+# Reference code, found at run time ---------------------------------------------------------
+
+
+def _helper(T):
+    return causal_mask(T)
+
+
+def test_runtime_uses_through_aliases_wrappers_helpers_and_closures():
+    assert reference_uses(scaled_dot_product_attention) == {
+        "course_lib.attention.scaled_dot_product_attention"
+    }
+    assert reference_uses(lambda q, k, v: scaled_dot_product_attention(q, k, v)) == {
+        "course_lib.attention.scaled_dot_product_attention"
+    }
+    assert reference_uses(lambda T: _helper(T)) == {"course_lib.masks.causal_mask"}
+    mask = causal_mask
+    assert reference_uses(lambda T: mask(T)) == {"course_lib.masks.causal_mask"}  # a closure
+    assert reference_uses(functools.partial(scaled_dot_product_attention, mask=None))
+
+
+def test_runtime_uses_ignore_own_code_data_and_the_checks():
+    def own(T):
+        return torch.ones(T, T, dtype=torch.bool).tril()
+
+    assert reference_uses(own) == set()
+    assert reference_uses(causal_mask(3)) == set()  # a tensor, even one course_lib made
+    assert reference_uses(lambda: EXERCISES) == set()  # course_lib.checks is not reference code
+
+
+# Checks in isolated children -----------------------------------------------------------------
+
+
+def test_isolated_child_returns_the_result():
+    assert isolated(lambda: {"status": PASSED, "message": "ok"}, timeout=30) == {
+        "status": PASSED,
+        "message": "ok",
+    }
+
+
+def test_isolated_child_that_dies_or_hangs_fails_alone():
+    assert "stopped the check" in isolated(lambda: os._exit(1), timeout=30)["message"]
+    start = time.monotonic()
+    result = isolated(lambda: time.sleep(60), timeout=1)
+    assert result["status"] == FAILED and "took over 1 s" in result["message"]
+    assert time.monotonic() - start < 30
+
+
+def test_isolated_child_with_a_malformed_result_fails():
+    assert (
+        isolated(lambda: {"status": "excellent", "message": "10/10"}, timeout=30)["status"]
+        == FAILED
+    )
+    assert (
+        isolated(lambda: {"status": PASSED, "message": "ok", "uses": 1}, timeout=30)["status"]
+        == FAILED
+    )
+
+
+def test_isolated_child_cannot_patch_the_parent():
+    def patch():
+        EXERCISES["3.6"].__class__.run = lambda self, *a: None
+        return {"status": PASSED, "message": "patched"}
+
+    original = EXERCISES["3.6"].__class__.run
+    isolated(patch, timeout=30)
+    assert EXERCISES["3.6"].__class__.run is original
+
+
+def test_check_one_reports_missing_names_and_flags_references():
+    import base64
+
+    import cloudpickle
+
+    blob = {"pickle": base64.b64encode(cloudpickle.dumps(lambda T: causal_mask(T))).decode()}
+    result = check_one(EXERCISES["3.6"], {"make_causal_mask": blob}, allowed=set())
+    assert result["status"] == PASSED and result["uses"] == ["course_lib.masks.causal_mask"]
+    allowed = check_one(
+        EXERCISES["3.6"], {"make_causal_mask": blob}, {"course_lib.masks.causal_mask"}
+    )
+    assert allowed["uses"] == []
+    missing = check_one(EXERCISES["3.2"], {}, set())
+    assert (
+        missing["status"] == NOT_DONE
+        and "`apply_weights`, `apply_output` not defined" in missing["message"]
+    )
+
+
+# Execution helpers, points, submissions, reports -------------------------------------------
+
+
+def test_only_check_cells_are_skipped():
+    cell = nbformat.v4.new_code_cell
+    assert _only_checks(cell('check("3.4", attention)'))
+    assert _only_checks(cell('check("3.4", attention)\nhint("3.4")'))
+    assert not _only_checks(cell('x = 1\ncheck("3.4", attention)'))
+    assert not _only_checks(cell("def check(*a):\n    return True"))
+    assert not _only_checks(cell(""))
+
+
+def test_points_from_toml_and_json_with_named_errors(tmp_path):
+    (tmp_path / "p.toml").write_text('"3.4" = 3\n"3.1" = 0.5\n', encoding="utf-8")
+    assert load_points(tmp_path / "p.toml") == {"3.4": 3.0, "3.1": 0.5}
+    (tmp_path / "p.json").write_text('{"9.9": 1}', encoding="utf-8")
+    with pytest.raises(ValueError, match="unknown exercise '9.9'"):
+        load_points(tmp_path / "p.json")
+    (tmp_path / "q.json").write_text('{"3.1": "two"}', encoding="utf-8")
+    with pytest.raises(ValueError, match="should be a number >= 0; got 'two'"):
+        load_points(tmp_path / "q.json")
+
+
+def test_students_named_by_stem_or_folder_when_stems_repeat(tmp_path):
+    for folder in ("alice", "bob"):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "03_x.ipynb").write_text("{}", encoding="utf-8")
+    (tmp_path / "carol.ipynb").write_text("{}", encoding="utf-8")
+    (tmp_path / ".ipynb_checkpoints").mkdir()
+    (tmp_path / ".ipynb_checkpoints" / "carol-checkpoint.ipynb").write_text("{}", encoding="utf-8")
+    assert [s for _, s in find_submissions([tmp_path])] == ["alice/03_x", "bob/03_x", "carol"]
+
+
+def test_feedback_uses_symbols_and_words_and_flags():
+    grade = reports.SubmissionGrade(
+        "alice", "alice.ipynb", 3, problems=["cell 2 raised NameError: x"]
+    )
+    grade.exercises = [
+        reports.ExerciseGrade("3.1", "Recall", PASSED, "(b) is right.", 1, 1),
+        reports.ExerciseGrade("3.2", "Apply", FAILED, "swapped.", 0, 2),
+        reports.ExerciseGrade("3.3", "Extend", NOT_DONE, "stub.", 0, 1),
+        reports.ExerciseGrade("3.4", "Lab", PASSED, "ok.", 0, 1, ["course_lib.attention.x"]),
+    ]
+    grade.free_text = [notebooks.FreeText("Why?", "Because.")]
+    text = reports.feedback(grade)
+    assert "1 of 5 points" in text and "cell 2 raised NameError" in text
+    for look in ("✓ Passed: **3.1", "✗ Not yet: **3.2", "… Not done yet: **3.3", "⚑ Flagged"):
+        assert look in text
+    assert "> Because." in text
+    assert reports.file_name("alice/03 x") == "alice_03_x.md"

@@ -1,0 +1,62 @@
+"""Attention examples from a trained model: every kind, layer and head; the reordering shows."""
+
+import pytest
+import torch
+
+from course_lib.pretrained import load_pretrained
+from course_lib.widgets import AttentionExplorer
+from course_lib.widgets.model_examples import (
+    KINDS,
+    alignment,
+    model_examples,
+    sentence_attention,
+)
+
+
+@pytest.fixture(scope="module")
+def t():
+    return load_pretrained()
+
+
+def test_one_example_per_kind_and_layer_with_every_head(t):
+    examples = model_examples(t.model, ["i eat the red apple"], t.src_vocab, t.tgt_vocab)
+    assert len(examples) == len(KINDS) * 2
+    assert all(e.n_heads == 4 for e in examples)
+    cross = examples[-1]
+    assert cross.name == "i eat the red apple · cross-attention · layer 2"
+    assert cross.query_tokens == ("je", "mange", "la", "pomme", "rouge", "<eos>")
+    assert cross.key_tokens == ("i", "eat", "the", "red", "apple")
+
+
+def test_decoder_self_attention_is_causal(t):
+    s = sentence_attention(t.model, "we want a black hat", t.src_vocab, t.tgt_vocab)
+    for w in s.decoder_self:
+        assert torch.all(w.triu(diagonal=1) == 0)
+        torch.testing.assert_close(w.sum(-1), torch.ones(w.shape[:-1]))
+
+
+def test_cross_attention_shows_the_noun_adjective_reordering(t):
+    s = sentence_attention(t.model, "i eat the red apple", t.src_vocab, t.tgt_vocab)
+    aligned = alignment(s.cross[-1], s.written, s.source)
+    assert aligned["pomme"] == "apple" and aligned["rouge"] == "red"
+
+
+def test_the_explorer_shows_model_examples(t):
+    examples = model_examples(t.model, "she sees the green car", t.src_vocab, t.tgt_vocab)
+    explorer = AttentionExplorer(examples)
+    explorer.example_select.value = 5
+    explorer.head_select.value = 3
+    assert explorer.weights.shape == (6, 5)
+
+
+@pytest.mark.parametrize(
+    "sentence, words", [("", "non-empty"), ("i eat the purple apple", "purple")]
+)
+def test_bad_sentences_are_named(t, sentence, words):
+    with pytest.raises(ValueError, match=words):
+        sentence_attention(t.model, sentence, t.src_vocab, t.tgt_vocab)
+
+
+def test_alignment_checks_the_shape():
+    with pytest.raises(ValueError, match=r"\(T, S\) = \(2, 3\)"):
+        alignment(torch.ones(2, 2) / 2, ["a", "b"], ["x", "y", "z"])
