@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 
-.PHONY: lab restore test lint format solutions lessons checkpoint validate grade bench clean
+.PHONY: lab restore test e2e site site-solutions lint format solutions lessons checkpoint validate grade bench clean
 
 # Notebook tests: the kernel runs in this environment; memory addresses are masked.
 NBVAL := --nbval-current-env --nbval-cell-timeout=300 --nbval-sanitize-with tests/nbval_sanitize.cfg
@@ -24,6 +24,19 @@ test: $(VENV)/.dev         ## set up, then lint and run every test and every not
 	$(BIN)/python -m pytest
 	$(BIN)/python -m pytest --nbval solutions/ $(NBVAL)
 	$(BIN)/python -m pytest --nbval-lax lessons/ $(NBVAL)
+
+e2e:                       ## widgets in a real JupyterLab, in headless chromium (installs chromium, playwright)
+	bash .ci/browser
+
+# The course as HTML pages that open from disk with no network. The first build installs the
+# npm packages pinned in course_lib/site/ into build/npm/ (needs npm). Some lessons: LESSONS="03 05".
+SITE_LESSONS = $(if $(LESSONS),--lessons $(LESSONS))
+
+site: $(VENV)/.dev            ## learners' pages (lessons run, exercises unsolved): build/site/index.html
+	$(BIN)/python -m course_lib.site --out build/site $(SITE_LESSONS)
+
+site-solutions: $(VENV)/.dev  ## instructors' pages from solutions/: build/site-solutions/index.html
+	$(BIN)/python -m course_lib.site --solutions --out build/site-solutions $(SITE_LESSONS)
 
 lint: $(VENV)/.dev
 	$(BIN)/ruff check .

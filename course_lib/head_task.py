@@ -48,6 +48,11 @@ class HeadTaskModel(nn.Module):
         )
 
     def forward(self, tokens):
+        if tokens.dim() != 2 or tokens.shape[1] > self.position.num_embeddings:
+            raise ValueError(
+                f"tokens must be (B, T) with T <= seq_len = {self.position.num_embeddings}; "
+                f"got shape {tuple(tokens.shape)}"
+            )
         x = self.embed(tokens) + self.position.weight[: tokens.shape[1]]  # (B, T, D)
         out, weights = self.attn(x, x, x, need_weights=True)
         return self.mlp(out), weights
@@ -85,9 +90,9 @@ def relation_weights(weights) -> dict[str, torch.Tensor]:
     Averaged over the batch and the query positions t >= 2 (at t = 1 the previous position
     *is* the first one). A uniform head scores 1/T on both.
     """
-    if not isinstance(weights, torch.Tensor) or weights.dim() != 4:
+    if not isinstance(weights, torch.Tensor) or weights.dim() != 4 or weights.shape[-1] < 3:
         got = tuple(weights.shape) if isinstance(weights, torch.Tensor) else type(weights).__name__
-        raise ValueError(f"weights must be a (B, H, T, T) tensor; got {got}")
+        raise ValueError(f"weights must be a (B, H, T, T) tensor with T >= 3; got {got}")
     t = torch.arange(2, weights.shape[-1])
     return {
         "previous": weights[:, :, t, t - 1].mean(dim=(0, 2)),

@@ -84,7 +84,7 @@ def test_every_exercise_has_a_right_answer_above():
         ("1.2", (100, 99, 1, 1), "99-hop path"),
         ("1.2", (100, 100, 1, 1), "You gave 100, which counts the words"),
         ("1.3", (attention_cost, recurrent_cost, 512), "1,280,000 against 13,107,200"),
-        ("1.4", (reversal_accuracy,), "13 of 16"),
+        ("1.4", (reversal_accuracy,), "17 of 20 scored tokens"),
         ("1.5", (lstm_parameters,), "197,632"),
         ("1.6", (attention_bytes,), "65.5 GB (61.0 GiB)"),
     ],
@@ -142,6 +142,12 @@ def accuracy(score_first=False, sequence=None, swap=False):
     return fn
 
 
+def shifted_accuracy(predicted, target):
+    """Scores positions 1..L-1 instead of 2..L (an off-by-one slice)."""
+    right = predicted[:, :-1] == target[:, :-1]
+    return right.float().mean().item(), right.all(dim=1).float().mean().item()
+
+
 def in_percent(predicted, target):
     tokens, sequences = reversal_accuracy(predicted, target)
     return 100 * tokens, 100 * sequences
@@ -165,6 +171,8 @@ WRONG = [
     ("1.2-list", "1.2", ([100, 99], 99, 1, 1), ["`rnn_steps` should be one number"]),
     ("1.3-swapped", "1.3", (recurrent_cost, attention_cost, 512), ["swapped"]),
     ("1.3-n-d", "1.3", (lambda n, d: n * d, recurrent_cost, 512), ["`attention_cost(50, 512)`", "n²·d = 1,280,000", "one pass"]),
+    ("1.3-attention-is-recurrent", "1.3", (recurrent_cost, recurrent_cost, 512), ["`attention_cost(50, 512)`", "other layer's formula"]),
+    ("1.3-recurrent-is-attention", "1.3", (attention_cost, attention_cost, 512), ["`recurrent_cost(50, 512)`", "other layer's formula"]),
     ("1.3-n-squared", "1.3", (lambda n, d: n * n, recurrent_cost, 512), ["each pair costs d"]),
     ("1.3-both", "1.3", (attention_cost, lambda n, d: n * n * d * d, 512), ["n²·d² multiplies"]),
     ("1.3-one-step", "1.3", (attention_cost, lambda n, d: d * d, 512), ["there are n of them"]),
@@ -179,7 +187,11 @@ WRONG = [
     ("1.4-any", "1.4", (accuracy(sequence=lambda r: r.any(dim=1).float().mean()),), [".all, not .any"]),
     ("1.4-swapped", "1.4", (accuracy(swap=True),), ["swapped"]),
     ("1.4-percent", "1.4", (in_percent,), ["not percentages"]),
+    ("1.4-counts", "1.4", (lambda p, t: ((p[:, 1:] == t[:, 1:]).sum().item(), (p[:, 1:] == t[:, 1:]).all(1).sum().item()),), ["not percentages or counts"]),
     ("1.4-one-number", "1.4", (lambda p, t: 0.8,), ["a pair (token_accuracy, sequence_accuracy)"]),
+    ("1.4-sequence-dim-0", "1.4", (accuracy(sequence=lambda r: r.all(dim=0).float().mean()),), ["wrong dimension", ".all(dim=1)"]),
+    ("1.4-last-position-dropped", "1.4", (shifted_accuracy,), ["positions 1..L-1", "predicted[:, 1:]"]),
+    ("1.4-none-second", "1.4", (lambda p, t: (0.85, None),), ["`sequence_accuracy`"]),
     ("1.5-one-bias", "1.5", (lambda d, h: 4 * h * (d + h) + 4 * h,), ["two bias vectors"]),
     ("1.5-no-bias", "1.5", (lambda d, h: 4 * h * (d + h),), ["biases are missing"]),
     ("1.5-no-recurrent", "1.5", (lambda d, h: 4 * h * d + 8 * h,), ["W_hh"]),
@@ -192,6 +204,11 @@ WRONG = [
     ("1.6-float64", "1.6", (lambda n, heads=1, layers=1, batch=1: 8 * n * n * heads * layers * batch,), ["float64"]),
     ("1.6-linear", "1.6", (lambda n, heads=1, layers=1, batch=1: 4 * n * heads * layers * batch,), ["n² entries, not n"]),
     ("1.6-one-copy", "1.6", (lambda n, heads=1, layers=1, batch=1: 4 * n * n,), ["heads, layers and batch were ignored", "attention_bytes(2048, heads=8"]),
+    ("1.6-no-batch", "1.6", (lambda n, heads=1, layers=1, batch=1: 4 * n * n * heads * layers,), ["batch was ignored"]),
+    ("1.6-no-layers", "1.6", (lambda n, heads=1, layers=1, batch=1: 4 * n * n * heads * batch,), ["layers were ignored"]),
+    ("1.6-no-heads", "1.6", (lambda n, heads=1, layers=1, batch=1: 4 * n * n * layers * batch,), ["heads were ignored"]),
+    ("1.6-bits", "1.6", (lambda n, heads=1, layers=1, batch=1: 32 * n * n * heads * layers * batch,), ["in bits"]),
+    ("1.6-kib", "1.6", (lambda n, heads=1, layers=1, batch=1: attention_bytes(n, heads, layers, batch) / 2**10,), ["in KiB"]),
     ("1.6-mib", "1.6", (lambda n, heads=1, layers=1, batch=1: attention_bytes(n, heads, layers, batch) / 2**20,), ["in MiB"]),
     ("1.6-gb", "1.6", (lambda n, heads=1, layers=1, batch=1: attention_bytes(n, heads, layers, batch) / 1e9,), ["in GB"]),
     ("1.6-no-keywords", "1.6", (lambda n: 4 * n * n,), ["def attention_bytes(n, heads=1, layers=1, batch=1)"]),
@@ -227,4 +244,4 @@ def test_the_accuracy_check_does_not_let_the_learner_change_its_batch():
 
     result = check("1.4", overwrite)
     assert result.status == FAILED
-    assert "expected (0.8125, 0.50)" in result.message
+    assert "expected (0.8500, 0.50)" in result.message

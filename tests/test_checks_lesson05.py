@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 import torch
 
-from course_lib.checks import EXERCISES, FAILED, NOT_DONE, PASSED, check, exercises
+from course_lib.attention import scaled_dot_product_attention
+from course_lib.checks import EXERCISES, FAILED, NOT_DONE, PASSED, check, exercises, lesson05
 from course_lib.positional import sinusoidal_encoding
 
 # Reference answers, as a learner would write them -------------------------------------------
@@ -85,6 +86,42 @@ INVERSE = [0, 3, 6, 1, 8, 4, 7, 2, 9, 5]
 PERM = [0, 3, 7, 1, 5, 9, 2, 6, 4, 8]
 
 
+def lab_5_4():
+    """The lesson's setup cell for lab L5.A and its runs, written out as the learner sees them."""
+
+    class SelfAttention(torch.nn.Module):
+        def __init__(self, width=32):
+            super().__init__()
+            self.q, self.k, self.v = (
+                torch.nn.Linear(width, width),
+                torch.nn.Linear(width, width),
+                torch.nn.Linear(width, width),
+            )
+
+        def forward(self, x):
+            return scaled_dot_product_attention(self.q(x), self.k(x), self.v(x))[0]
+
+    torch.manual_seed(0)
+    layer = SelfAttention()
+    x = torch.randn(1, 10, 32)
+    perm, pe = torch.tensor(PERM), sinusoidal_encoding(10, 32)
+
+    def run(inputs):
+        with torch.no_grad():
+            return layer(inputs)
+
+    inverse = torch.argsort(perm)
+    return {
+        "inverse": inverse,
+        "without": (run(x[:, perm])[:, inverse] - run(x)).norm().item(),
+        "with": (run(x[:, perm] + pe)[:, inverse] - run(x + pe)).norm().item(),
+        "squared": (run(x[:, perm] + pe)[:, inverse] - run(x + pe)).pow(2).sum().item(),
+        "pe in one run": (run(x[:, perm] + pe)[:, inverse] - run(x)).norm().item(),
+        "not unshuffled": (run(x[:, perm] + pe) - run(x + pe)).norm().item(),
+        "perm twice": (run(x[:, perm] + pe)[:, perm] - run(x + pe)).norm().item(),
+    }
+
+
 def rms(t):
     return t.pow(2).mean().sqrt().item()
 
@@ -104,8 +141,8 @@ RIGHT = [
     pytest.param("5.2", lambda: tuple(sinusoidal_encoding(6, 512)[5, :2]), id="5.2-from-table"),
     pytest.param("5.2", lambda: (np.sin(5.0), torch.tensor([math.cos(5)])), id="5.2-numpy-tensor"),
     pytest.param("5.3", lambda: (shift_matrix,), id="5.3"),
-    pytest.param("5.4", lambda: (INVERSE, 2.9e-7, 0.91), id="5.4"),
-    pytest.param("5.4", lambda: (torch.argsort(torch.tensor(PERM)), torch.tensor(0.0), 0.8), id="5.4-argsort"),
+    pytest.param("5.4", lambda: (lab_5_4()["inverse"], lab_5_4()["without"], lab_5_4()["with"]), id="5.4"),
+    pytest.param("5.4", lambda: (INVERSE, torch.tensor(0.0), torch.tensor(round(lab_5_4()["with"], 2))), id="5.4-rounded-tensors"),
     pytest.param("5.5", lambda: (positional_encoding,), id="5.5"),
     pytest.param("5.5", lambda: (positional_encoding_numpy,), id="5.5-numpy-loop"),
     pytest.param("5.5", lambda: (sinusoidal_encoding,), id="5.5-course_lib"),
@@ -284,3 +321,37 @@ def test_a_shift_matrix_right_only_for_positive_k_is_caught_5_3():
     result = check("5.3", lambda k, d_model: shift_matrix(abs(k), d_model))
     assert result.status == FAILED
     assert "for k = -2, d_model = 16" in result.message
+
+
+@pytest.mark.parametrize(
+    "mistake, words",
+    [
+        ("squared", ["squared norm", ".norm()"]),
+        ("pe in one run", ["only one of the two runs", "run(x + pe)"]),
+        ("not unshuffled", ["not un-shuffled", "inverse_perm"]),
+        ("perm twice", ["indexed with perm again"]),
+    ],
+)
+def test_wrong_runs_with_pe_are_named_5_4(mistake, words):
+    lab = lab_5_4()
+    assert abs(lab[mistake] - lab["with"]) > 0.05  # each mistake gives a different number
+    result = check("5.4", lab["inverse"], lab["without"], lab[mistake])
+    assert result.status == FAILED, result.message
+    for word in words:
+        assert word in result.message, result.message
+
+
+def test_a_diff_with_pe_from_another_layer_says_what_the_setup_gives_5_4():
+    expected = f"{lab_5_4()['with']:.3g}"
+    result = check("5.4", INVERSE, 3e-7, 2.5)
+    assert result.status == FAILED
+    assert f"give {expected}" in result.message and "setup cell" in result.message
+
+
+def test_the_check_leaves_the_learners_random_state_alone_5_4():
+    lesson05._lab_5_4.cache_clear()
+    torch.manual_seed(7)
+    expected = torch.rand(3)
+    torch.manual_seed(7)
+    check("5.4", INVERSE, 3e-7, 2.5)
+    assert torch.equal(torch.rand(3), expected)

@@ -42,9 +42,16 @@ def test_relation_weights_read_the_previous_and_the_first_position():
     torch.testing.assert_close(r["first"], torch.tensor([0.0, 1.0, 1 / T]))
 
 
-def test_relation_weights_reject_a_single_head():
-    with pytest.raises(ValueError, match=r"\(B, H, T, T\) tensor; got \(5, 5\)"):
+def test_relation_weights_reject_a_single_head_or_too_short_sequences():
+    with pytest.raises(ValueError, match=r"\(B, H, T, T\) tensor with T >= 3; got \(5, 5\)"):
         relation_weights(torch.ones(5, 5))
+    with pytest.raises(ValueError, match=r"T >= 3; got \(1, 2, 2, 2\)"):
+        relation_weights(torch.ones(1, 2, 2, 2))  # no position has a previous other than the first
+
+
+def test_the_model_rejects_sequences_longer_than_its_positions():
+    with pytest.raises(ValueError, match=r"T <= seq_len = 8; got shape \(2, 9\)"):
+        HeadTaskModel(seq_len=8)(torch.zeros(2, 9, dtype=torch.long))
 
 
 def test_the_model_returns_logits_and_per_head_weights():

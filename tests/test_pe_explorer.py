@@ -237,6 +237,8 @@ def test_save_reports_a_failure_in_the_status(tmp_path):
         (lambda: rotation_error(-1, 2, 8), ValueError, "position must be an int >= 0"),
         (lambda: rotation_error(2, -3, 8), ValueError, "position + k must be >= 0"),
         (lambda: similarity([[1.0]]), TypeError, "pe must be a torch.Tensor"),
+        (lambda: diagonal_spread(torch.zeros(3, 4)), ValueError, "sim must be square"),
+        (lambda: diagonal_spread([[1.0]]), TypeError, "sim must be a torch.Tensor"),
         (
             lambda: PEFigure().update(position=100, max_len=100),
             ValueError,

@@ -135,6 +135,9 @@ def _verify_costs(attention_cost, recurrent_cost, crossover_n) -> str:
             if got == expected:
                 continue
             typical = {
+                n * n * d
+                + n * d * d
+                - expected: "that is the other layer's formula: self-attention costs n²·d, recurrence n·d²",
                 n * d: "n·d is one pass over the input; the cost has one more factor",
                 n * n * d * d: "n²·d² multiplies both costs together",
                 n * n: "n² counts the pairs, but each pair costs d multiply-adds",
@@ -163,13 +166,18 @@ def _verify_costs(attention_cost, recurrent_cost, crossover_n) -> str:
 
 
 def _accuracy_case():
-    """Targets of length 5 and predictions with one, two or no wrong tokens per row."""
+    """Targets of length 6 and predictions with one, two or no scored wrong tokens per row.
+
+    The mistakes sit at the end of rows 1 and 2 and at the (unscored) start of row 3, so
+    scoring positions 1..L-1 instead of 2..L gives other numbers; with 5 scored columns and
+    4 rows, a sequence accuracy taken over the wrong dimension cannot match by chance.
+    """
     target = torch.tensor(
-        [[9, 8, 7, 6, 5], [4, 3, 2, 11, 10], [12, 13, 14, 15, 16], [6, 6, 7, 7, 8]]
+        [[9, 8, 7, 6, 5, 4], [4, 3, 2, 11, 10, 9], [12, 13, 14, 15, 16, 17], [6, 6, 7, 7, 8, 8]]
     )
     predicted = target.clone()
-    predicted[1, 2] = 5  # one wrong token
-    predicted[2, 3:] = 3  # two wrong tokens
+    predicted[1, 5] = 5  # one wrong token, the last
+    predicted[2, 4:] = 3  # two wrong tokens, the last two
     predicted[3, 0] = 19  # only the given first token differs: not scored
     return predicted, target
 
@@ -186,26 +194,38 @@ def _verify_accuracy(reversal_accuracy) -> str:
         raise Mismatch(
             f"`reversal_accuracy` should return a pair (token_accuracy, sequence_accuracy); got {type(result).__name__}."
         )
-    token, sequence = (float(_one("token_accuracy", x)) for x in result)
-    expected_token, expected_sequence = _reference_accuracy(predicted, target)  # 13/16, 2/4
+    token, sequence = (
+        float(_one(name, x))
+        for name, x in zip(("token_accuracy", "sequence_accuracy"), result, strict=True)
+    )
+    expected_token, expected_sequence = _reference_accuracy(predicted, target)  # 17/20, 2/4
     if max(token, sequence) > 1.0 + 1e-9:
         raise Mismatch(
-            f"got ({token:g}, {sequence:g}): return fractions between 0 and 1, not percentages."
+            f"got ({token:g}, {sequence:g}): return fractions between 0 and 1, not percentages or counts (.mean(), not .sum())."
         )
     right_all = (predicted == target).double()
+    shifted = (predicted[:, :-1] == target[:, :-1]).double()  # positions 1..L-1
+    scored = (predicted[:, 1:] == target[:, 1:]).double()
     mistakes = [
         ((expected_sequence, expected_token), "the pair is swapped: return (token_accuracy, sequence_accuracy)."),
         ((right_all.mean().item(), expected_sequence), "the token accuracy counts position 1, which the decoder is given (no BOS symbol): score positions 2..L only, predicted[:, 1:]."),
         ((right_all.mean().item(), right_all.all(1).double().mean().item()), "position 1 is counted: the decoder is given the first target token, so score positions 2..L only, predicted[:, 1:]."),
         ((expected_token, right_all.all(1).double().mean().item()), "the sequence accuracy counts position 1, which the decoder is given: a sequence is right when positions 2..L all are."),
         ((expected_token, expected_token), "the sequence accuracy is the token accuracy again: a sequence counts only if all its scored tokens are right (.all(dim=1))."),
-        ((expected_token, (predicted[:, 1:] == target[:, 1:]).any(1).double().mean().item()), "a sequence with any right token is counted: it must have all of them right (.all, not .any)."),
+        ((expected_token, scored.any(1).double().mean().item()), "a sequence with any right token is counted: it must have all of them right (.all, not .any)."),
+        ((expected_token, scored.all(0).double().mean().item()), "the sequence accuracy runs over the wrong dimension: rows are sequences, so take .all(dim=1) across each row's positions."),
+        ((shifted.mean().item(), shifted.all(1).double().mean().item()), "positions 1..L-1 are scored: the decoder is given position 1 and predicts positions 2..L, so compare predicted[:, 1:] with target[:, 1:]."),
     ]  # fmt: skip
     got = (token, sequence)
     if all(
         abs(g - e) < 1e-6 for g, e in zip(got, (expected_token, expected_sequence), strict=True)
     ):
-        return f"token accuracy {token:.4f} (13 of 16 scored tokens) and sequence accuracy {sequence:.2f} (2 of 4) on the test batch; position 1 is given, so it is not scored."
+        rows, length = target.shape
+        return (
+            f"token accuracy {token:.4f} ({round(token * rows * (length - 1))} of {rows * (length - 1)} scored tokens) "
+            f"and sequence accuracy {sequence:.2f} ({round(sequence * rows)} of {rows}) on the test batch; "
+            "position 1 is given, so it is not scored."
+        )
     for candidate, message in mistakes:
         if all(abs(g - c) < 1e-6 for g, c in zip(got, candidate, strict=True)):
             raise Mismatch(message)
@@ -253,7 +273,7 @@ def _verify_lstm_parameters(lstm_parameters) -> str:
 
 
 def _verify_attention_bytes(attention_bytes) -> str:
-    cases = [(512, 1, 1, 1), (128_000, 1, 1, 1), (2048, 8, 6, 4), (10, 2, 3, 5)]
+    cases = [(512, 1, 1, 1), (128_000, 1, 1, 1), (2048, 8, 6, 3), (10, 2, 3, 5)]
     if not callable(attention_bytes):
         raise Mismatch(f"expected a function; got {type(attention_bytes).__name__}")
     try:
@@ -282,6 +302,11 @@ def _verify_attention_bytes(attention_bytes) -> str:
             8 * n * n * copies: "8 bytes per entry is float64; the table is float32, 4 bytes.",
             4 * n * copies: "the score matrix is n × n: n² entries, not n.",
             4 * n * n: "heads, layers and batch were ignored: every head of every layer of every sequence holds its own n × n matrix.",
+            4 * n * n * heads * layers: "the batch was ignored: every sequence in the batch has its own matrices.",
+            4 * n * n * heads * batch: "the layers were ignored: every layer computes its own score matrices.",
+            4 * n * n * layers * batch: "the heads were ignored: every head computes its own n × n matrix.",
+            32 * n * n * copies: "that is in bits (32 per float32 entry); return bytes, 4 per entry.",
+            4 * n * n * copies / 2**10: "that is in KiB; return bytes (the notebook converts).",
             4 * n * n * copies / 2**20: "that is in MiB; return bytes (the notebook converts).",
             4 * n * n * copies / 1e9: "that is in GB; return bytes (the notebook converts).",
             4 * n * n * copies / 2**30: "that is in GiB; return bytes (the notebook converts).",

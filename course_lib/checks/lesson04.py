@@ -400,7 +400,7 @@ EXERCISES = [
     ),
     Exercise(
         "4.4",
-        "Lab: split the heads",
+        "Lab L4.A: split the heads",
         ("split_heads",),
         _verify_split,
         (
@@ -410,7 +410,7 @@ EXERCISES = [
     ),
     Exercise(
         "4.5",
-        "Lab: merge the heads",
+        "Lab L4.A: merge the heads",
         ("merge_heads",),
         _verify_merge,
         (

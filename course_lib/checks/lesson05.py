@@ -7,10 +7,13 @@ mistakes (sin and cos swapped, 2i/d_model written i/d_model, positions from 1, b
 [sin | cos] halves, a transposed table, degrees, ...) so that the message names the mistake.
 """
 
+import functools
 import math
 
 import torch
+from torch import nn
 
+from ..attention import scaled_dot_product_attention
 from ..positional import sinusoidal_encoding
 from ._core import Exercise, Mismatch, call, choice
 from ._tensors import as_tensor, close, diagnose, difference, expect_shape, fmt, match
@@ -152,6 +155,43 @@ def _blocks(k, d_model, exponent, base=10000.0):
 
 PERM = [0, 3, 7, 1, 5, 9, 2, 6, 4, 8]
 INVERSE = [0, 3, 6, 1, 8, 4, 7, 2, 9, 5]
+WIDTH_5_4 = 32
+
+
+@functools.cache
+def _lab_5_4() -> dict[str, float]:
+    """The lab's ``diff_with_pe`` and what its typical mistakes give, for the lesson's setup cell.
+
+    The setup seeds 0, builds the Q, K and V maps (``nn.Linear(32, 32)``, in that order), then
+    draws ``x`` of shape (1, 10, 32); this rebuilds the same layer and input.
+    """
+    with torch.random.fork_rng(devices=[]):  # leave the learner's random state alone
+        torch.manual_seed(0)
+        q, k, v = (nn.Linear(WIDTH_5_4, WIDTH_5_4) for _ in range(3))
+        x = torch.randn(1, 10, WIDTH_5_4)
+    perm, inverse = torch.tensor(PERM), torch.tensor(INVERSE)
+    pe = sinusoidal_encoding(10, WIDTH_5_4)
+
+    def run(inputs):
+        with torch.no_grad():
+            return scaled_dot_product_attention(q(inputs), k(inputs), v(inputs))[0]
+
+    plain, moved = run(x + pe), run(x[:, perm] + pe)
+    return {
+        "right": (moved[:, inverse] - plain).norm().item(),
+        "squared": (moved[:, inverse] - plain).pow(2).sum().item(),
+        "one run": (moved[:, inverse] - run(x)).norm().item(),
+        "not unshuffled": (moved - plain).norm().item(),
+        "perm twice": (moved[:, perm] - plain).norm().item(),
+    }
+
+
+_LAB_5_4_MISTAKES = {
+    "squared": "this is the squared norm, the sum of squared differences: take its square root, `.norm()`.",
+    "one run": "`pe` was added to only one of the two runs: add it to x for the unshuffled run as well, run(x + pe).",
+    "not unshuffled": "the output of the shuffled run was not un-shuffled: index it with inverse_perm before comparing, as without PE.",
+    "perm twice": "the output was indexed with perm again; un-shuffle it with inverse_perm.",
+}  # fmt: skip
 
 
 def _number(name, value) -> float:
@@ -188,6 +228,16 @@ def _verify_equivariance(inverse_perm, diff_without_pe, diff_with_pe) -> str:
         raise Mismatch(
             f"`diff_with_pe` = {with_pe:.3g}: the encodings moved with their tokens. Add PE *after* "
             "shuffling, for the new positions: x[:, perm] + pe, not (x + pe)[:, perm]."
+        )
+    lab = _lab_5_4()
+    if abs(with_pe - lab["right"]) > 0.01 * lab["right"]:
+        for key, message in _LAB_5_4_MISTAKES.items():
+            if abs(with_pe - lab[key]) <= 0.01 * lab[key]:
+                raise Mismatch(f"`diff_with_pe` = {with_pe:.3g}: {message}")
+        raise Mismatch(
+            f"`diff_with_pe` = {with_pe:.3g}; the layer and input of the setup cell give "
+            f"{lab['right']:.3g}: the L2 norm of run(x[:, perm] + pe)[:, inverse_perm] - run(x + pe). "
+            "If you changed the setup cell, run it again as it was."
         )
     return (
         f"without PE the difference is {without:.1e} (round-off); with PE it is {with_pe:.2f}: a token "

@@ -230,6 +230,7 @@ def _softmax_mistakes(x):
         (ref.softmax(x, axis=0), "each column sums to 1: the softmax runs along each row (axis=-1), one row per query."),
         (ratio(np.exp(x - x.max()), np.exp(x - x.max()).sum()), "the whole array sums to 1: normalise each row on its own, .sum(axis=-1, keepdims=True)."),
         (np.exp(x - x.max(axis=-1, keepdims=True)), "the exponentials are not normalised: divide each by its row's sum."),
+        (ratio(np.exp(x - x.max(axis=-1, keepdims=True)), np.exp(x - x.max(axis=-1, keepdims=True)).sum(axis=0, keepdims=True)), "you divided by each column's sum (axis=0): each row must sum to 1, so divide by .sum(axis=-1, keepdims=True)."),
     ]  # fmt: skip
     if x.shape[0] == x.shape[1]:  # without keepdims a square input broadcasts silently
         e = np.exp(x - x.max(axis=-1))
@@ -268,7 +269,8 @@ def _weight_mistakes(s, d_k, d_v=None, t_k=None, d_model=None):
         (s / root, "these are the scaled scores: the softmax turns them into weights."),
     ]  # fmt: skip
     for other, what in ((d_v, "d_v, the width of the values"), (t_k, "the number of keys"),
-                        (d_model, "d_model, the width of x")):  # fmt: skip
+                        (d_model, "d_model, the width of x"),
+                        (8, "the project's D_MODEL, a fixed number")):  # fmt: skip
         if other is not None and other != d_k:
             mistakes.append((ref.softmax(s / np.sqrt(other)), f"you scaled by √{other}, the square root of {what}; the scale is √d_k = √{d_k}, the width of the queries and keys."))  # fmt: skip
     return mistakes

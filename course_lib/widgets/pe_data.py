@@ -67,7 +67,10 @@ def similarity(pe: torch.Tensor) -> torch.Tensor:
 
 def diagonal_spread(sim: torch.Tensor) -> float:
     """The largest (max - min) along any diagonal j - i = k >= 0: 0 when only |i - j| matters."""
+    _validate.tensor("sim", sim, ndim=2, floating=True)
     T = sim.shape[0]
+    if sim.shape[1] != T:
+        raise ValueError(f"sim must be square, (T, T); got shape {tuple(sim.shape)}")
     i, j = torch.triu_indices(T, T)  # every cell on or above the diagonal
     offset, values = j - i, sim[i, j]
     high = torch.full((T,), -math.inf, dtype=values.dtype).scatter_reduce(0, offset, values, "amax")
