@@ -481,3 +481,38 @@ def test_importing_the_widgets_loads_neither_ipywidgets_nor_pyplot():
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     )
     assert result.stdout.split() == ["False", "False"]
+
+
+# The browser tests (tests/browser) find each explorer's parts by these class names.
+
+
+def _explorers():
+    from course_lib.widgets import (
+        AttentionExplorer,
+        DeepStackExplorer,
+        PEExplorer,
+        VectorExplorer,
+        lesson3_examples,
+    )
+
+    attention = AttentionExplorer(lesson3_examples(), save_dir="/tmp")
+    pe, vectors, stack = PEExplorer(), VectorExplorer(), DeepStackExplorer(depth=2)
+    return {
+        "course-attention-explorer": (attention.widget, attention.output),
+        "course-temperature": (attention.temperature,),
+        "course-causal": (attention.causal,),
+        "course-pe-explorer": (pe.widget, pe.output),
+        "course-position": (pe.position,),
+        "course-vector-explorer": (vectors.widget, vectors.output),
+        "course-angle-b": (vectors.angle_b,),
+        "course-deep-stack-explorer": (stack.widget, stack.output),
+        "course-depth": (stack.depth,),
+        "course-residual": (stack.residual,),
+    }
+
+
+def test_explorers_keep_the_class_names_the_browser_tests_use():
+    for name, (widget, *output) in _explorers().items():
+        assert name in widget._dom_classes, name
+        for picture in output:
+            assert "course-picture" in picture._dom_classes, name

@@ -112,7 +112,7 @@ def render_stack(profile: StackProfile) -> Figure:
         ax.yaxis.set_major_formatter(FuncFormatter(_power))  # plain text: mathtext is slow
         ax.grid(True, which="major", alpha=0.3)
         ax.title.set_animated(True)
-    right.legend(loc="lower right", fontsize="small")
+    right.legend(loc="center left", fontsize="small")  # clear of every curve
     fig.text(0.5, 0.93, "", ha="center", va="top", fontsize="large", animated=True)
     refresh_stack(fig, profile)
     return fig
@@ -132,9 +132,11 @@ def refresh_stack(fig: Figure, profile: StackProfile) -> None:
     vanished = profile.grad_norm < floor
     right.lines[0].set_data(layers[1:][~vanished], profile.grad_norm[~vanished])
     right.lines[1].set_data(layers[1:][vanished], np.full(int(vanished.sum()), floor * 2))
-    left.set_title(f"Activations: output RMS {profile.activation_rms[-1]:.3g}")
+    left.set_title(f"Activations: output RMS {profile.activation_rms[-1]:.3g}", fontsize="medium")
     first, last = profile.grad_norm[0], profile.grad_norm[-1]
-    right.set_title(f"Gradients: layer 1 {first:.3g}, layer {profile.depth} {last:.3g}")
+    right.set_title(
+        f"Gradient norm, layer 1 → {profile.depth}: {first:.3g} → {last:.3g}", fontsize="medium"
+    )
     fig.texts[0].set_text(f"{profile.depth} layers, each x → {profile.label}")
 
 
@@ -186,6 +188,11 @@ class DeepStackExplorer:
             layout=w.Layout(flex="0 0 auto", width="320px", min_width="320px"),
         )
         self.widget = w.HBox([controls, self.output])
+        # stable names for the browser tests (tests/browser) to find the parts by
+        self.widget.add_class("course-deep-stack-explorer")
+        self.depth.add_class("course-depth")
+        self.residual.add_class("course-residual")
+        self.output.add_class("course-picture")
         self.figure = self.profile = None
         for control in (self.depth, self.residual, self.norm):
             control.observe(self.update, names="value")

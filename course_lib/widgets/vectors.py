@@ -203,6 +203,10 @@ class VectorExplorer:
             layout=w.Layout(flex="0 0 auto", width="340px", min_width="340px"),
         )
         self.widget = w.HBox([controls, self.output])
+        # stable names for the browser tests (tests/browser) to find the parts by
+        self.widget.add_class("course-vector-explorer")
+        self.angle_b.add_class("course-angle-b")
+        self.output.add_class("course-picture")
         self.figure = None
         self.update()
 

@@ -1,4 +1,4 @@
-"""The explorers of lessons 3 and 5 work in a real JupyterLab, as a learner uses them.
+"""The explorers of lessons 2, 3, 5 and 6 work in a real JupyterLab, as a learner uses them.
 
 Each test opens a copy of the lesson, runs all cells from the menu, waits for the explorer's
 picture, moves a control and checks that the picture changed; no output may show a widget
@@ -37,6 +37,19 @@ EXPLORERS = {
         "05_positional_encoding.ipynb",
         ".course-pe-explorer",
         (("position", "slider", ".course-position"),),
+    ),
+    "vectors": Explorer(
+        "02_dot_products.ipynb",
+        ".course-vector-explorer",
+        (("angle", "slider", ".course-angle-b"),),
+    ),
+    "deep-stack": Explorer(
+        "06_ffn_residual_layernorm.ipynb",
+        ".course-deep-stack-explorer",
+        (
+            ("depth", "slider", ".course-depth"),
+            ("residual", "checkbox", ".course-residual"),
+        ),
     ),
 }
 
