@@ -178,3 +178,18 @@ def test_the_switches_change_the_wrapping():
     np.testing.assert_allclose(
         explorer.figure.axes[0].lines[0].get_ydata(), stack_profile(8, False, "pre").activation_rms
     )
+
+
+def test_the_legend_sits_below_the_gradient_panel_where_no_curve_can_run_under_it():
+    fig = render_stack(stack_profile(12, False, "none"))  # this curve crosses mid-panel
+    stack_png(fig)  # draws, so that the extents are known
+    right = fig.axes[1]
+    legend = right.get_legend().get_window_extent()
+    panel = right.get_window_extent()
+    assert legend.y1 < panel.y0  # under the axes, not inside them
+    assert legend.y0 >= 0 and legend.x1 <= fig.bbox.x1  # and not clipped by the figure
+
+
+def test_one_layer_is_singular_in_the_title():
+    fig = render_stack(stack_profile(1, True, "post"))
+    assert fig.texts[0].get_text() == "1 layer, each x → LN(x + F(x))"

@@ -121,6 +121,23 @@ def test_the_arrows_end_at_the_vectors_and_the_arc_spans_the_angle():
     assert arc.theta2 - arc.theta1 == pytest.approx(pair.angle) == pytest.approx(90.0)
 
 
+def _distance_to_arrow(point, tip) -> float:
+    """Distance from ``point`` to the segment from the origin to ``tip``."""
+    point, tip = np.asarray(point), np.asarray(tip)
+    t = np.clip(point @ tip / (tip @ tip), 0.0, 1.0)
+    return float(np.linalg.norm(point - t * tip))
+
+
+@pytest.mark.parametrize(
+    "settings", [(26.6, 1.12, 33.7, 1.08), (20, 2.0, 25, 2.0), (0, 1.0, 15, 1.0), (0, 1.0, 90, 1.0)]
+)
+def test_theta_sits_clear_of_both_arrows(settings):
+    pair = vector_pair(*settings)  # the first is the lesson's cat and dog, 7° apart
+    theta = np.array(parts(render_vectors(pair))["theta"].get_position())
+    for tip in (pair.a, pair.b):
+        assert _distance_to_arrow(theta, tip) > 0.15, f"θ at {theta} sits on the arrow to {tip}"
+
+
 def test_the_shadow_of_b_on_a_has_length_dot_over_length_of_a():
     pair = vector_pair(0, 2.0, 60, 1.0)
     p = parts(render_vectors(pair))

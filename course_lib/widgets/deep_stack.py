@@ -112,7 +112,8 @@ def render_stack(profile: StackProfile) -> Figure:
         ax.yaxis.set_major_formatter(FuncFormatter(_power))  # plain text: mathtext is slow
         ax.grid(True, which="major", alpha=0.3)
         ax.title.set_animated(True)
-    right.legend(loc="center left", fontsize="small")  # clear of every curve
+    # Below the panel, level with its x label: inside, some depth's curve would run under it.
+    right.legend(loc="upper right", bbox_to_anchor=(1.0, -0.07), fontsize="small", frameon=False)
     fig.text(0.5, 0.93, "", ha="center", va="top", fontsize="large", animated=True)
     refresh_stack(fig, profile)
     return fig
@@ -137,7 +138,8 @@ def refresh_stack(fig: Figure, profile: StackProfile) -> None:
     right.set_title(
         f"Gradient norm, layer 1 → {profile.depth}: {first:.3g} → {last:.3g}", fontsize="medium"
     )
-    fig.texts[0].set_text(f"{profile.depth} layers, each x → {profile.label}")
+    layers_text = "1 layer" if profile.depth == 1 else f"{profile.depth} layers"
+    fig.texts[0].set_text(f"{layers_text}, each x → {profile.label}")
 
 
 def stack_png(fig: Figure) -> bytes:

@@ -20,6 +20,7 @@ COLOURS = ("#006BA4", "#C85200")  # blue and dark orange of tableau-colorblind10
 LIMIT = 2.4  # fixed axes: the picture must not jump while a slider moves
 MAX_LENGTH = 2.0
 UNRELATED = 0.1  # |cos θ| below this reads as "nearly perpendicular"
+THETA_GAP = 0.2  # data units between the "θ" of a narrow angle and the nearer arrow
 
 
 @dataclass(frozen=True)
@@ -148,9 +149,13 @@ def refresh_vectors(fig: Figure, pair: VectorPair, names=("a", "b")) -> None:
     arc = parts["arc"]
     arc.width = arc.height = 2 * radius
     arc.theta1, arc.theta2 = start, start + pair.angle
-    middle = math.radians(start + pair.angle / 2)
-    away = (1.6 if pair.angle > 30 else 2.4) * radius  # beside a narrow arc, not on the arrows
-    parts["theta"].set_position((away * math.cos(middle), away * math.sin(middle)))
+    if pair.angle > 30:  # inside the wedge, just past the arc
+        away, where = 1.6 * radius, start + pair.angle / 2
+    else:  # a narrow wedge has no room: beside the arc, outside it, clear of both arrows
+        away = radius + 0.1
+        where = start - math.degrees(math.asin(min(1.0, THETA_GAP / away)))
+    where = math.radians(where)
+    parts["theta"].set_position((away * math.cos(where), away * math.sin(where)))
     a, b = names
     texts = {t.get_gid(): t for t in fig.texts}
     texts["title"].set_text(
