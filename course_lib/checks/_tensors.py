@@ -1,5 +1,7 @@
 """Comparing a learner's numbers with the expected ones, and saying how they differ."""
 
+import math
+
 import numpy as np
 import torch
 
@@ -26,6 +28,28 @@ def as_tensor(name: str, x) -> torch.Tensor:
             f"`{name}` should be numbers (a tensor, an array or a list); got {type(x).__name__}{held}"
         )
     return torch.as_tensor(values.astype(np.float64))
+
+
+def one_number(name: str, x, finite: bool = True) -> torch.Tensor:
+    """The answer as a 0-d float64 tensor; a Mismatch unless it is exactly one number.
+
+    With ``finite`` (the default), NaN and infinities are refused too; a check that has a
+    specific diagnosis for a NaN passes ``finite=False`` and looks at it itself.
+    """
+    t = as_tensor(name, x)
+    if t.numel() != 1:
+        raise Mismatch(f"`{name}` should be one number; got shape {tuple(t.shape)}")
+    if finite and not torch.isfinite(t).all():
+        raise Mismatch(f"`{name}` is {float(t)}; expected a finite number.")
+    return t.reshape(())
+
+
+def whole_number(name: str, x, why: str = "a count is a whole number") -> int:
+    """The answer as an int; a Mismatch, saying ``why``, unless it is one whole number."""
+    number = float(one_number(name, x, finite=False))
+    if not math.isfinite(number) or number != int(number):
+        raise Mismatch(f"`{name}` = {number:g}: {why}.")
+    return int(number)
 
 
 def expect_shape(name: str, x: torch.Tensor, shape: tuple[int, ...], letters: str = "") -> None:

@@ -11,7 +11,9 @@ import inspect
 import torch
 
 from ._core import Exercise, Mismatch, call, choice
-from ._tensors import as_tensor
+from ._tensors import one_number, whole_number
+
+_WHOLE = "steps, hops, lengths and counts are whole numbers"  # why a fraction is wrong
 
 # 1.1 Recall ------------------------------------------------------------------------------
 
@@ -34,22 +36,12 @@ _RECALL_PROBLEMS = choice(
 # 1.2 Apply: a 100-word sentence -----------------------------------------------------------
 
 
-def _count(name: str, value) -> int:
-    x = as_tensor(name, value)
-    if x.numel() != 1:
-        raise Mismatch(f"`{name}` should be one number; got shape {tuple(x.shape)}")
-    number = float(x)
-    if number != int(number):
-        raise Mismatch(f"`{name}` = {number:g}: steps and hops are whole numbers.")
-    return int(number)
-
-
 def _verify_steps_and_paths(rnn_steps, rnn_path, attention_steps, attention_path) -> str:
     got = {
-        "rnn_steps": _count("rnn_steps", rnn_steps),
-        "rnn_path": _count("rnn_path", rnn_path),
-        "attention_steps": _count("attention_steps", attention_steps),
-        "attention_path": _count("attention_path", attention_path),
+        "rnn_steps": whole_number("rnn_steps", rnn_steps, _WHOLE),
+        "rnn_path": whole_number("rnn_path", rnn_path, _WHOLE),
+        "attention_steps": whole_number("attention_steps", attention_steps, _WHOLE),
+        "attention_path": whole_number("attention_path", attention_path, _WHOLE),
     }
     if got == {"rnn_steps": 1, "rnn_path": 1, "attention_steps": 100, "attention_path": 99}:
         raise Mismatch(
@@ -109,7 +101,7 @@ _COST_CASES = [(50, 512), (512, 512), (1000, 64), (3, 7)]
 
 def _cost(fn, name, n, d) -> int:
     value = call(fn, n, d, during=f"with n = {n}, d = {d}")
-    return _count(f"{name}({n}, {d})", value) if value is not None else _none(name)
+    return whole_number(f"{name}({n}, {d})", value, _WHOLE) if value is not None else _none(name)
 
 
 def _none(name):
@@ -145,7 +137,7 @@ def _verify_costs(attention_cost, recurrent_cost, crossover_n) -> str:
             }
             diagnosis = typical.get(got, f"got {got:,}")
             raise Mismatch(f"`{name}({n}, {d})` should be {form} = {expected:,}: {diagnosis}.")
-    x = _count("crossover_n", crossover_n)
+    x = whole_number("crossover_n", crossover_n, _WHOLE)
     wrong = {
         512 * 512: "512² is the cost ratio's numerator, not the length: n²·d = n·d² when n = d.",
         23: "√512 ≈ 22.6 is not it: n²·d = n·d² simplifies to n = d.",
@@ -195,7 +187,7 @@ def _verify_accuracy(reversal_accuracy) -> str:
             f"`reversal_accuracy` should return a pair (token_accuracy, sequence_accuracy); got {type(result).__name__}."
         )
     token, sequence = (
-        float(_one(name, x))
+        float(one_number(name, x))
         for name, x in zip(("token_accuracy", "sequence_accuracy"), result, strict=True)
     )
     expected_token, expected_sequence = _reference_accuracy(predicted, target)  # 17/20, 2/4
@@ -234,13 +226,6 @@ def _verify_accuracy(reversal_accuracy) -> str:
     )
 
 
-def _one(name, x):
-    value = as_tensor(name, x)
-    if value.numel() != 1:
-        raise Mismatch(f"`{name}` should be one number; got shape {tuple(value.shape)}")
-    return value.reshape(())
-
-
 # 1.5 (lab L1.B) The parameters of one LSTM layer ------------------------------------------------
 
 
@@ -249,7 +234,7 @@ def _verify_lstm_parameters(lstm_parameters) -> str:
         value = call(lstm_parameters, d_in, hidden, during=f"with d_in = {d_in}, hidden = {hidden}")
         if value is None:
             _none("lstm_parameters")
-        got = _count(f"lstm_parameters({d_in}, {hidden})", value)
+        got = whole_number(f"lstm_parameters({d_in}, {hidden})", value, _WHOLE)
         expected = sum(p.numel() for p in torch.nn.LSTM(d_in, hidden).parameters())
         if got == expected:
             continue
@@ -291,7 +276,7 @@ def _verify_attention_bytes(attention_bytes) -> str:
             value = call(attention_bytes, n, heads=heads, layers=layers, batch=batch, during=during)
         if value is None:
             _none("attention_bytes")
-        got = float(_one(f"attention_bytes({n}, ...)", value))
+        got = float(one_number(f"attention_bytes({n}, ...)", value))
         copies = heads * layers * batch
         expected = 4 * n * n * copies
         if got == expected:

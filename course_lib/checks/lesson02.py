@@ -12,7 +12,7 @@ import numpy as np
 import torch
 
 from ._core import Exercise, Mismatch, choice
-from ._tensors import as_tensor, diagnose, expect_shape, fmt, match
+from ._tensors import as_tensor, diagnose, expect_shape, fmt, match, one_number
 
 # 2.1 Recall ------------------------------------------------------------------------------
 
@@ -35,13 +35,6 @@ _RECALL = choice(
 
 A = torch.tensor([2.0, -1.0, 3.0], dtype=torch.float64)
 B = torch.tensor([1.0, 4.0, -2.0], dtype=torch.float64)
-
-
-def _one_number(name, x) -> torch.Tensor:
-    x = as_tensor(name, x)
-    if x.numel() != 1:
-        raise Mismatch(f"`{name}` should be one number; got shape {tuple(x.shape)}")
-    return x.reshape(())
 
 
 def _rounded(name: str, got: torch.Tensor, expected: torch.Tensor, keep: int) -> None:
@@ -81,11 +74,11 @@ def _verify_apply(dot_ab, cos_ab, angle_ab) -> str:
         (dot / norm_b, "you divided by |b| only: the cosine divides by |a| |b|."),
         (-cos, "the sign is lost: a·b = -8 is negative, so cos θ is negative too."),
     ]  # fmt: skip
-    got = _one_number("cos_ab", cos_ab)
+    got = one_number("cos_ab", cos_ab)
     _rounded("cos_ab", got, cos, keep=3)
     diagnose("cos_ab", got, cos, wrong, atol=1e-3)
     angle = torch.rad2deg(torch.arccos(cos))
-    got = _one_number("angle_ab", angle_ab)
+    got = one_number("angle_ab", angle_ab, finite=False)  # a NaN has its own diagnosis
     if torch.isnan(got):
         raise Mismatch(
             "`angle_ab` is NaN: arccos only accepts numbers between -1 and 1. Take the arccos "
@@ -146,12 +139,12 @@ def _check_variance(name: str, got: float, d_k: int) -> None:
 
 
 def _verify_extend(var_4, var_512, std_ratio) -> str:
-    v4, v512 = float(_one_number("var_4", var_4)), float(_one_number("var_512", var_512))
+    v4, v512 = float(one_number("var_4", var_4)), float(one_number("var_512", var_512))
     if abs(v4 - 512) <= 0.1 * 512 and abs(v512 - 4) <= 0.4:
         raise Mismatch("`var_4` and `var_512` are swapped: the variance grows with d_k.")
     _check_variance("var_4", v4, 4)
     _check_variance("var_512", v512, 512)
-    ratio = float(_one_number("std_ratio", std_ratio))
+    ratio = float(one_number("std_ratio", std_ratio))
     expected = math.sqrt(512 / 4)
     if abs(ratio - 128) <= 0.1 * 128:
         raise Mismatch(
@@ -187,7 +180,7 @@ def _verify_slope(dot_variances, loglog_slope) -> str:
         raise Mismatch(
             "`loglog_slope` holds two numbers: np.polyfit(x, y, 1) returns [slope, intercept]; take [0]."
         )
-    s = float(_one_number("loglog_slope", s))
+    s = float(one_number("loglog_slope", s))
     fitted = np.polyfit(np.log(DIMS), np.log(values), 1)
     if abs(s - fitted[1]) < 1e-6 < abs(fitted[1] - fitted[0]):
         raise Mismatch(

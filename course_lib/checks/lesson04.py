@@ -14,13 +14,13 @@ import torch
 
 from ._core import Exercise, Mismatch, NotDone, call, choice, describe_error
 from ._tensors import (
-    as_tensor,
     close,
     difference,
     expect_shape,
     match,
     output_and_weights,
     row_sums,
+    whole_number,
 )
 
 # 4.1 Recall ------------------------------------------------------------------------------
@@ -61,15 +61,6 @@ _EXTEND = choice(
 # 4.2 Apply and 4.9 (L4.C): counting ---------------------------------------------------------
 
 
-def _count(name: str, value) -> int:
-    x = as_tensor(name, value)
-    if x.numel() != 1:
-        raise Mismatch(f"`{name}` should be one number; got shape {tuple(x.shape)}")
-    if not math.isfinite(float(x)) or float(x) != int(float(x)):
-        raise Mismatch(f"`{name}` = {float(x):g}: a count of parameters is a whole number.")
-    return int(float(x))
-
-
 def _miscounts(D: int, H: int, bias: bool) -> dict[int, str]:
     """Counts of an (D, H) multi-head attention that typical mistakes give, with their diagnosis."""
     weights, b = 4 * D * D, 4 * D if bias else 0
@@ -96,8 +87,8 @@ def _miscounts(D: int, H: int, bias: bool) -> dict[int, str]:
 
 def _verify_apply(total_weights, total_with_bias) -> str:
     got_w, got_b = (
-        _count("total_weights", total_weights),
-        _count("total_with_bias", total_with_bias),
+        whole_number("total_weights", total_weights, "a count of parameters is a whole number"),
+        whole_number("total_with_bias", total_with_bias, "a count of parameters is a whole number"),
     )
     right_w, right_b = 4 * 512 * 512, 4 * 512 * 512 + 4 * 512
     if (got_w, got_b) == (right_b, right_w):
@@ -117,7 +108,9 @@ def _verify_count_function(mha_parameter_count) -> str:
     for D, H, bias in cases:
         during = f"for d_model = {D}, n_heads = {H}, bias = {bias}"
         got = call(mha_parameter_count, D, H, bias, during=during)
-        got = _count(f"mha_parameter_count({D}, {H}, {bias})", got)
+        got = whole_number(
+            f"mha_parameter_count({D}, {H}, {bias})", got, "a count of parameters is a whole number"
+        )
         right = 4 * D * D + (4 * D if bias else 0)
         if got != right:
             message = _miscounts(D, H, bias).get(got, f"expected {right:,}.")
@@ -305,8 +298,12 @@ def _verify_mha(multi_head_attention) -> str:
 
 
 def _verify_comparison(params_three_linears, params_four_heads) -> str:
-    three = _count("params_three_linears", params_three_linears)
-    four = _count("params_four_heads", params_four_heads)
+    three = whole_number(
+        "params_three_linears", params_three_linears, "a count of parameters is a whole number"
+    )
+    four = whole_number(
+        "params_four_heads", params_four_heads, "a count of parameters is a whole number"
+    )
     if (three, four) == (16_640, 12_480):
         raise Mismatch("the two are swapped: the module with W^O is the larger.")
     wrong_three = {

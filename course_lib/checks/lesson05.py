@@ -16,7 +16,7 @@ from torch import nn
 from ..attention import scaled_dot_product_attention
 from ..positional import sinusoidal_encoding
 from ._core import Exercise, Mismatch, call, choice
-from ._tensors import as_tensor, close, diagnose, difference, expect_shape, fmt, match
+from ._tensors import as_tensor, close, diagnose, difference, expect_shape, fmt, match, one_number
 
 # 5.1 Recall ------------------------------------------------------------------------------
 
@@ -81,10 +81,7 @@ def _table_mistakes(max_len, d_model):
 def _verify_apply(pe_5_0, pe_5_1) -> str:
     got = []
     for name, value in (("pe_5_0", pe_5_0), ("pe_5_1", pe_5_1)):
-        x = as_tensor(name, value)
-        if x.numel() != 1:
-            raise Mismatch(f"`{name}` should be one number; got shape {tuple(x.shape)}")
-        got.append(x.reshape(()))
+        got.append(one_number(name, value))
     pair = torch.stack(got)
     expected = torch.tensor([math.sin(5), math.cos(5)], dtype=torch.float64)
     wrong = [
@@ -195,12 +192,13 @@ _LAB_5_4_MISTAKES = {
 
 
 def _number(name, value) -> float:
-    x = as_tensor(name, value)
-    if x.numel() != 1:
-        raise Mismatch(f"`{name}` should be one number (an L2 norm); got shape {tuple(x.shape)}")
-    if not math.isfinite(float(x)) or float(x) < 0:
-        raise Mismatch(f"`{name}` should be a norm, a number >= 0; got {float(x)}")
-    return float(x)
+    shape = tuple(as_tensor(name, value).shape)
+    if len(shape) > 0 and shape != (1,):  # a tensor of differences: .norm() forgotten
+        raise Mismatch(f"`{name}` should be one number (an L2 norm); got shape {shape}")
+    x = float(one_number(name, value))
+    if x < 0:
+        raise Mismatch(f"`{name}` should be a norm, a number >= 0; got {x}")
+    return x
 
 
 def _verify_equivariance(inverse_perm, diff_without_pe, diff_with_pe) -> str:

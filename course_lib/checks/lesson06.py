@@ -15,7 +15,7 @@ from torch import nn
 
 from ..layers import PositionwiseFeedForward
 from ._core import Exercise, Mismatch, call, choice
-from ._tensors import as_tensor, close, diagnose, expect_shape, fmt
+from ._tensors import as_tensor, close, diagnose, expect_shape, fmt, one_number
 
 # 6.1 Recall ------------------------------------------------------------------------------
 
@@ -38,13 +38,6 @@ _RECALL = choice(
 # 6.2 Apply: ReLU of [-0.5, 1.2, 0.0, -3.1, 0.7] ---------------------------------------------
 
 RELU_INPUT = torch.tensor([-0.5, 1.2, 0.0, -3.1, 0.7], dtype=torch.float64)
-
-
-def _one_number(name: str, value) -> float:
-    x = as_tensor(name, value)
-    if x.numel() != 1:
-        raise Mismatch(f"`{name}` should be one number; got shape {tuple(x.shape)}")
-    return float(x)
 
 
 def _verify_relu(relu_output, relu_active, relu_fraction) -> str:
@@ -70,7 +63,7 @@ def _verify_relu(relu_output, relu_active, relu_fraction) -> str:
         (F.gelu(x), "this is GELU, which some later models use; the paper's FFN uses ReLU, max(0, x)."),
     ]  # fmt: skip
     diagnose("relu_output", got, expected, wrong)
-    active = _one_number("relu_active", relu_active)
+    active = float(one_number("relu_active", relu_active))
     if active != 2:
         raise Mismatch(
             {
@@ -81,7 +74,7 @@ def _verify_relu(relu_output, relu_active, relu_fraction) -> str:
                 active, f"`relu_active` = {active:g}; count the entries of the output that are > 0."
             )
         )
-    fraction = _one_number("relu_fraction", relu_fraction)
+    fraction = float(one_number("relu_fraction", relu_fraction))
     if abs(fraction - 0.4) > 1e-3:
         raise Mismatch(
             {

@@ -16,16 +16,7 @@ from ..masks import padding_mask, target_mask
 from ..model import Encoder, Transformer, TransformerConfig
 from ..positional import PositionalEncoding
 from ._core import Exercise, Mismatch, call, choice
-from ._tensors import as_tensor, expect_shape
-
-
-def _number(name, x) -> float:
-    t = as_tensor(name, x)
-    if t.numel() != 1:
-        raise Mismatch(f"`{name}` should be one number; got shape {tuple(t.shape)}")
-    if not torch.isfinite(t).all():
-        raise Mismatch(f"`{name}` is {float(t)}; expected a finite number.")
-    return float(t)
+from ._tensors import as_tensor, expect_shape, one_number
 
 
 def _first(got, mistakes, default):
@@ -85,7 +76,7 @@ _WITH_BIASES = (4 * (_D * _D + _D)) + (_D * _FF + _FF + _FF * _D + _D) + 4 * _D 
 
 
 def _verify_apply(encoder_layer_weights, encoder_weights) -> str:
-    layer = _number("encoder_layer_weights", encoder_layer_weights)
+    layer = float(one_number("encoder_layer_weights", encoder_layer_weights))
     mistakes = [
         (_WITH_BIASES, "3,152,384 includes the biases and the two LayerNorms; count weight matrices only."),
         (_ATTN, "that is the attention block alone (4 × 512 × 512); add the FFN, 2 × 512 × 2048."),
@@ -104,7 +95,7 @@ def _verify_apply(encoder_layer_weights, encoder_weights) -> str:
                 f"`encoder_layer_weights` = {layer:,.0f}; expected attention 4 × 512 × 512 plus FFN 2 × 512 × 2048.",
             )
         )
-    total = _number("encoder_weights", encoder_weights)
+    total = float(one_number("encoder_weights", encoder_weights))
     if abs(total - _N * _LAYER) > 0.5:
         raise Mismatch(
             _first(
@@ -182,7 +173,7 @@ def _verify_breakdown(parameter_breakdown) -> str:
                 key = next(k for k, words in _PARTS if any(w in name for w in words))
                 weights_only[key] += p.numel()
         for key in _KEYS:
-            value = _number(key, got[key])
+            value = float(one_number(key, got[key]))
             if abs(value - expected[key]) < 0.5:
                 continue
             if key == "norms" and value == 0:
@@ -198,7 +189,10 @@ def _verify_breakdown(parameter_breakdown) -> str:
                 raise Mismatch(
                     f"`{key}` = {value:,.0f} counts the weight matrices only; the biases are parameters too (p.numel() of every parameter)."
                 )
-            if key == "total" and abs(value - sum(_number(k, got[k]) for k in _KEYS[:-1])) > 0.5:
+            if (
+                key == "total"
+                and abs(value - sum(float(one_number(k, got[k])) for k in _KEYS[:-1])) > 0.5
+            ):
                 raise Mismatch("`total` should equal the sum of the four components.")
             raise Mismatch(
                 f"`{key}` = {value:,.0f} on the encoder {sizes}; expected {expected[key]:,}. "
@@ -305,7 +299,7 @@ _TABLE = {1: 1.747e-7, 1000: 1.747e-4, 2000: 3.494e-4, 4000: 6.988e-4, 8000: 4.9
 
 def _verify_warmup(noam_lr, make_scheduler) -> str:
     for step, expected in _TABLE.items():
-        got = _number("noam_lr(step)", call(noam_lr, step, during=f"with step = {step}"))
+        got = float(one_number("noam_lr(step)", call(noam_lr, step, during=f"with step = {step}")))
         if abs(got - expected) > 1e-3 * expected:
             if abs(got - 512**0.5 * expected) < 1e-3 * 512**0.5 * expected:
                 raise Mismatch("the factor d_model^-0.5 = 0.0442 is missing.")
@@ -361,7 +355,7 @@ def _smoothed(target):
 def _verify_smoothing(plain_loss, smoothed_loss) -> str:
     plain = float(F.cross_entropy(_LOGITS[None], torch.tensor([0])))
     smoothed = float(F.cross_entropy(_LOGITS[None], torch.tensor([0]), label_smoothing=0.1))
-    got = _number("plain_loss", plain_loss)
+    got = float(one_number("plain_loss", plain_loss))
     if abs(got - plain) > 5e-4:
         p = float(_LOGITS.softmax(-1)[0])
         raise Mismatch(
@@ -379,7 +373,7 @@ def _verify_smoothing(plain_loss, smoothed_loss) -> str:
                 f"`plain_loss` = {got:.4f}; expected −log softmax(logits)[0] = {plain:.4f}.",
             )
         )
-    got = _number("smoothed_loss", smoothed_loss)
+    got = float(one_number("smoothed_loss", smoothed_loss))
     if abs(got - smoothed) > 5e-4:
         other = torch.full((4,), 0.1 / 3, dtype=torch.float64)
         other[0] = 0.9
@@ -526,7 +520,9 @@ def _verify_training_step(training_step) -> str:
     result = call(training_step, model, optimizer, scheduler, _SRC.clone(), _TGT.clone())
     if result is None:
         raise Mismatch("training_step should return the loss (a number or a 0-d tensor).")
-    got = _number("the returned loss", result.detach() if torch.is_tensor(result) else result)
+    got = float(
+        one_number("the returned loss", result.detach() if torch.is_tensor(result) else result)
+    )
     ref_model, ref_opt, ref_sched = _setup()
     expected = _reference_step(ref_model, ref_opt, ref_sched, _SRC, _TGT)
     if abs(got - expected) > 1e-4:

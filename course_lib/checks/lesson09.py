@@ -10,18 +10,11 @@ import math
 import torch
 
 from ._core import Exercise, Mismatch
-from ._tensors import as_tensor, diagnose
-
-
-def _one_number(name, x) -> float:
-    x = as_tensor(name, x)
-    if x.numel() != 1:
-        raise Mismatch(f"`{name}` should be one number; got shape {tuple(x.shape)}")
-    return float(x)
+from ._tensors import as_tensor, diagnose, one_number
 
 
 def _verify_saturation(std_64, weights_8) -> str:
-    std = _one_number("std_64", std_64)
+    std = float(one_number("std_64", std_64))
     if abs(std - 64) < 0.5:
         raise Mismatch("`std_64` = 64 is the variance, d_k; the standard deviation is √64 = 8.")
     if abs(std - 8) > 0.05:
@@ -53,7 +46,7 @@ def _verify_saturation(std_64, weights_8) -> str:
 
 def _verify_matrix_size(entries_512, entries_100k, gb_100k) -> str:
     for name, value, n in (("entries_512", entries_512, 512), ("entries_100k", entries_100k, 100_000)):  # fmt: skip
-        got = _one_number(name, value)
+        got = float(one_number(name, value))
         mistakes = {
             n: f"`{name}` = {n:,} is one entry per token; the matrix holds one per (query, key) pair: n × n.",
             2 * n: f"`{name}` = {2 * n:,} is n + n; the matrix holds one entry per pair: n × n.",
@@ -68,7 +61,7 @@ def _verify_matrix_size(entries_512, entries_100k, gb_100k) -> str:
             raise Mismatch(
                 f"`{name}` = {got:,.0f}; an n × n matrix for n = {n:,} has {n * n:,} entries."
             )
-    gb = _one_number("gb_100k", gb_100k)
+    gb = float(one_number("gb_100k", gb_100k))
     expected = 100_000**2 * 4 / 1e9
     mistakes = [
         (expected * 1e9, "this is in bytes; 1 GB = 10⁹ bytes."),
