@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 
-.PHONY: lab restore test e2e site site-solutions lint format solutions lessons checkpoint validate grade bench clean
+.PHONY: lab update restore test test-portable test-sweep e2e site site-solutions lint format solutions lessons checkpoint validate grade bench clean
 
 # Notebook tests: the kernel runs in this environment; memory addresses are masked.
 NBVAL := --nbval-current-env --nbval-cell-timeout=300 --nbval-sanitize-with tests/nbval_sanitize.cfg
@@ -11,9 +11,12 @@ NBVAL := --nbval-current-env --nbval-cell-timeout=300 --nbval-sanitize-with test
 # JupyterLab refuses to run as root unless told; containers often run as root.
 ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root)
 
-lab: $(VENV)/.learner      ## set up, copy new lessons to workspace/, open JupyterLab there
+lab: $(VENV)/.learner      ## set up, copy new lessons to workspace/, list outdated copies, open JupyterLab
 	$(BIN)/python -m course_lib.workspace prepare
 	$(BIN)/jupyter lab workspace/ $(ROOT_FLAG)
+
+update: $(VENV)/.learner   ## new version of one lesson, your answers carried over: make update LESSON=03
+	$(BIN)/python -m course_lib.workspace update $(LESSON)
 
 restore: $(VENV)/.learner  ## fresh copy of one lesson, the old one kept: make restore LESSON=03
 	$(BIN)/python -m course_lib.workspace restore $(LESSON)
@@ -24,6 +27,14 @@ test: $(VENV)/.dev         ## set up, then lint and run every test and every not
 	$(BIN)/python -m pytest
 	$(BIN)/python -m pytest --nbval solutions/ $(NBVAL)
 	$(BIN)/python -m pytest --nbval-lax lessons/ $(NBVAL)
+
+# The same code on other processors: CPU kernels differ in their last bits between processors.
+test-portable: $(VENV)/.dev  ## solutions/ compared strictly under other CPUs' kernels; unit tests on 2 threads
+	$(BIN)/python tests/portable.py
+
+test-sweep: $(VENV)/.dev     ## every conclusion drawn from training holds over seeds and CPU kernels
+	$(BIN)/python -m pytest tests/sweep -p no:cacheprovider; status=$$?; \
+		cat build/sweep/summary.txt 2>/dev/null; exit $$status
 
 e2e:                       ## widgets in a real JupyterLab, in headless chromium (installs chromium, playwright)
 	bash .ci/browser
@@ -85,10 +96,16 @@ $(VENV)/bin/python:
 		|| { echo "Python 3.11 or later is needed; set PYTHON=/path/to/python3.11"; exit 1; }
 	$(PYTHON) -m venv $(VENV)
 
+# Optional: where torch comes from, e.g. the small CPU build on Linux:
+#   make lab TORCH_INDEX=https://download.pytorch.org/whl/cpu
+TORCH_FIRST = $(if $(TORCH_INDEX),$(BIN)/python -m pip install torch==2.13.0 --index-url $(TORCH_INDEX))
+
 $(VENV)/.learner: requirements.txt pyproject.toml | $(VENV)/bin/python
+	$(TORCH_FIRST)
 	$(BIN)/python -m pip install -r requirements.txt -e .
 	touch $@
 
 $(VENV)/.dev: requirements.txt requirements-dev.txt pyproject.toml | $(VENV)/bin/python
+	$(TORCH_FIRST)
 	$(BIN)/python -m pip install -r requirements-dev.txt -e .
 	touch $@ $(VENV)/.learner

@@ -15,6 +15,7 @@ Modules, one concept each:
     corpus          a rule-generated English-to-French mini corpus
     numpy_encoder   the numpy reference for the hands-on project
     baselines       recurrent seq2seq baselines (lesson 1)
+    experiments     the experiments lessons draw conclusions from, with their bars; CPU kernels
     checks          exercise checks for the notebooks: check(), hint()
     widgets         the attention-map explorer and the lessons' figures (matplotlib, ipywidgets)
     notebook        start(): the first cell of every lesson

@@ -3,9 +3,11 @@
 Shapes: B batch, H heads, T_q query length, T_k key/value length, D d_model,
 Dk = D // H (the paper's d_k = d_v).
 
-Masks: boolean, ``True`` = may attend, broadcastable to ``(B, H, T_q, T_k)``
-(see :mod:`course_lib.masks`). A query row that may attend to nothing gets all-zero
-weights and a zero output, never NaN.
+Masks: boolean, ``True`` = may attend (see :mod:`course_lib.masks`). A query row that may
+attend to nothing gets all-zero weights and a zero output, never NaN.
+:func:`scaled_dot_product_attention` takes any mask that broadcasts to its scores;
+:class:`MultiHeadAttention` only a 2-D ``(T_q, T_k)`` or a 4-D ``(B, H, T_q, T_k)`` one, since
+a 3-D ``(B, 1, T_k)`` mask would broadcast with its batch axis on the heads.
 """
 
 import math
@@ -25,6 +27,9 @@ def scaled_dot_product_attention(q, k, v, mask=None, *, dropout_p: float = 0.0):
         k: ``(..., T_k, Dk)`` keys.
         v: ``(..., T_k, Dv)`` values.
         mask: optional boolean mask, ``True`` = may attend, broadcastable to ``(..., T_q, T_k)``.
+            Broadcasting aligns shapes from the right: with q ``(B, H, T_q, Dk)``, a 3-D
+            ``(B, 1, T_k)`` mask would land on ``(H, T_q, T_k)``; give it the head axis,
+            ``(B, 1, 1, T_k)``.
         dropout_p: dropout on the weights before they mix the values; always applied when
             non-zero, so pass 0 outside training (``MultiHeadAttention`` does).
 
@@ -83,9 +88,16 @@ class MultiHeadAttention(nn.Module):
         bias: whether the four projections have biases.
 
     Shape:
-        query ``(B, T_q, D)``, key and value ``(B, T_k, D)``, mask broadcastable to
-        ``(B, H, T_q, T_k)`` (``True`` = may attend) -> output ``(B, T_q, D)``; with
-        ``need_weights=True`` also the per-head weights ``(B, H, T_q, T_k)``.
+        query ``(B, T_q, D)``, key and value ``(B, T_k, D)``, optional boolean mask
+        (``True`` = may attend) -> output ``(B, T_q, D)``; with ``need_weights=True`` also
+        the per-head weights ``(B, H, T_q, T_k)``.
+
+        The mask is 2-D ``(T_q, T_k)`` (e.g. :func:`~course_lib.masks.causal_mask`), shared by
+        every sequence and head, or 4-D ``(B, H, T_q, T_k)`` with each axis its full size or 1
+        (e.g. :func:`~course_lib.masks.padding_mask` ``(B, 1, 1, T_k)``,
+        :func:`~course_lib.masks.target_mask` ``(B, 1, T, T)``). A 3-D mask is rejected:
+        broadcasting would read ``(B, 1, T_k)`` as ``(H, T_q, T_k)`` and, when B equals H,
+        mask heads instead of sequences without any error; ``mask[:, None]`` adds the head axis.
     """
 
     def __init__(self, d_model: int, n_heads: int, dropout: float = 0.0, bias: bool = True):
@@ -143,7 +155,7 @@ class MultiHeadAttention(nn.Module):
                 f"got query {tuple(query.shape)}, key {tuple(key.shape)}"
             )
         B, T_q, T_k = query.shape[0], query.shape[1], key.shape[1]
-        _validate.mask("mask", mask, (B, self.n_heads, T_q, T_k))
+        _validate.head_mask("mask", mask, (B, self.n_heads, T_q, T_k))
 
     def extra_repr(self) -> str:
         return f"d_model={self.d_model}, n_heads={self.n_heads}, d_k={self.d_k}, dropout={self.dropout}"

@@ -18,7 +18,12 @@ recognises, which keeps defined every name that later cells read:
   becomes an invitation to answer; a cell tagged ``solution-only`` is left out.
 
 Outputs, execution counts and run-specific metadata are dropped, so the same solutions
-always give byte-identical lessons.
+always give byte-identical lessons. Each lesson records in its metadata, under ``course``,
+its number, a version computed from its cells (any change to a cell changes it) and a
+fingerprint of each exercise's blank cell; ``course_lib.workspace`` uses these to tell a
+learner that their copy is out of date and to carry their answers into the new version::
+
+    "course": {"lesson": "03", "version": "<12 hex>", "exercises": {"<cell id>": "<8 hex>"}}
 
 Commands (run from the repository root)::
 
@@ -29,6 +34,8 @@ Commands (run from the repository root)::
 
 import argparse
 import ast
+import hashlib
+import json
 import re
 import sys
 from pathlib import Path
@@ -39,6 +46,7 @@ BEGIN, END = "BEGIN SOLUTION", "END SOLUTION"
 STUB_COMMENT = "# YOUR CODE HERE"
 ANSWER_PROMPT = "*Your answer here (double-click this cell to edit it).*"
 SOLUTION_ONLY = "solution-only"
+COURSE = "course"  # the notebook metadata key of the lesson's number, version and exercises
 
 
 def strip_region(lines: list[str], where: str):
@@ -141,8 +149,51 @@ def make_lesson(solution: nbformat.NotebookNode, name: str = "notebook") -> nbfo
             "kernelspec", {"name": "python3", "display_name": "Python 3", "language": "python"}
         ),
         "language_info": {"name": "python"},
+        COURSE: course_metadata(lesson, name),
     }
     return lesson
+
+
+def is_exercise(cell) -> bool:
+    """Whether a lesson cell is one the learner answers: a code stub or a written-answer prompt.
+
+    The marker must match the cell type: the lessons' introductions mention ``# YOUR CODE
+    HERE`` in markdown, and those cells are not exercises.
+    """
+    markers = {"code": STUB_COMMENT, "markdown": ANSWER_PROMPT}
+    return cell.cell_type in markers and markers[cell.cell_type] in cell.source
+
+
+def fingerprint(text: str, length: int = 8) -> str:
+    """The first ``length`` hex characters of the sha256 of ``text``."""
+    if not isinstance(text, str):
+        raise TypeError(f"text must be a str; got {type(text).__name__}")
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:length]
+
+
+def lesson_version(lesson: nbformat.NotebookNode) -> str:
+    """The version of a lesson: a fingerprint of its cells' ids, types, tags and sources.
+
+    Only the cells count, not the notebook metadata, so the version can be stored in the
+    notebook it describes, and read back and recomputed from a saved copy.
+    """
+    cells = [
+        [c.get("id"), c.cell_type, list(c.metadata.get("tags", [])), c.source] for c in lesson.cells
+    ]
+    return fingerprint(json.dumps(cells, ensure_ascii=False), 12)
+
+
+def course_metadata(lesson: nbformat.NotebookNode, name: str = "notebook") -> dict:
+    """What a lesson records under ``metadata["course"]``; see the module docstring.
+
+    ``exercises`` maps each exercise cell's id to a fingerprint of its blank source, so an
+    update can tell an answer from an untouched stub, even in a cell that is gone since.
+    """
+    return {
+        "lesson": Path(name).stem.split("_")[0],
+        "version": lesson_version(lesson),
+        "exercises": {c.id: fingerprint(c.source) for c in lesson.cells if is_exercise(c)},
+    }
 
 
 def _clean_cell(cell, source: str):

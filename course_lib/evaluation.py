@@ -49,12 +49,21 @@ def translate(
     return out
 
 
-def exact_match(hypotheses: list[str], references: list[str]) -> float:
-    """Fraction of hypotheses identical to their reference."""
+def _check_pairs(hypotheses, references) -> None:
+    # A str would be read as a list of one-letter sentences, and sacrebleu silently drops
+    # the sentences of the longer list: both would give a score without an error.
+    for name, sentences in (("hypotheses", hypotheses), ("references", references)):
+        if isinstance(sentences, str):
+            raise TypeError(f"{name} must be a list of strings; wrap a single sentence in a list")
     if len(hypotheses) != len(references):
         raise ValueError(
             f"hypotheses and references must have the same length; got {len(hypotheses)} and {len(references)}"
         )
+
+
+def exact_match(hypotheses: list[str], references: list[str]) -> float:
+    """Fraction of hypotheses identical to their reference."""
+    _check_pairs(hypotheses, references)
     return sum(h == r for h, r in zip(hypotheses, references, strict=True)) / max(
         len(references), 1
     )
@@ -64,6 +73,7 @@ def corpus_bleu(hypotheses: list[str], references: list[str]) -> float:
     """Corpus BLEU (0-100) computed by sacrebleu with its default settings."""
     import sacrebleu  # imported late: only the evaluation needs it
 
+    _check_pairs(hypotheses, references)
     return sacrebleu.corpus_bleu(hypotheses, [references]).score
 
 

@@ -46,7 +46,7 @@ class ResidualSublayer(nn.Module):
 
     ``forward(x, sublayer)`` calls ``sublayer`` on a ``(B, T, D)`` tensor. If it returns a
     tuple, the first item is its output and the rest (e.g. attention weights) is passed
-    through: the result is then ``(new_x, *rest)``.
+    through: the result is then ``(new_x, *rest)``. The output must have the shape of ``x``.
     """
 
     def __init__(self, d_model: int, dropout: float = 0.0, norm_first: bool = False):
@@ -61,6 +61,13 @@ class ResidualSublayer(nn.Module):
         _validate.last_dim("x", x, self.norm.normalized_shape[0], "d_model")
         out = sublayer(self.norm(x) if self.norm_first else x)
         y, rest = (out[0], out[1:]) if isinstance(out, tuple) else (out, ())
+        # x + y would broadcast a (B, 1, D) or (T, D) output over x without an error.
+        if not isinstance(y, torch.Tensor) or y.shape != x.shape:
+            got = tuple(y.shape) if isinstance(y, torch.Tensor) else type(y).__name__
+            raise ValueError(
+                f"sublayer must return a tensor of x's shape {tuple(x.shape)} (the residual "
+                f"adds the two); got {got}"
+            )
         y = x + self.dropout(y)
         if not self.norm_first:
             y = self.norm(y)

@@ -1,7 +1,9 @@
 """The encoder-decoder Transformer (paper §3, Figure 1).
 
 Shapes: B batch, S source length, T target length, D d_model, V vocabulary size,
-H heads. Masks are boolean, ``True`` = may attend (see :mod:`course_lib.masks`).
+H heads. Masks are boolean, ``True`` = may attend (see :mod:`course_lib.masks`), and go to
+multi-head attention, so each is 2-D ``(T_q, T_k)`` or 4-D ``(B, H, T_q, T_k)`` (each axis
+its full size or 1); a 3-D mask is rejected (see :class:`~course_lib.attention.MultiHeadAttention`).
 """
 
 import math
@@ -183,6 +185,12 @@ class Transformer(nn.Module):
 
     Shape:
         src ``(B, S)``, tgt ``(B, T)`` integer ids -> logits ``(B, T, V)``.
+
+        Masks, 2-D or 4-D as in :class:`~course_lib.attention.MultiHeadAttention`:
+        ``src_mask`` broadcast to ``(B, H, S, S)``, ``tgt_mask`` to ``(B, H, T, T)`` and
+        ``memory_mask`` to ``(B, H, T, S)``; e.g. ``padding_mask(src, PAD_ID)`` ``(B, 1, 1, S)``
+        and ``target_mask(tgt, PAD_ID)`` ``(B, 1, T, T)``. ``forward`` reuses ``src_mask`` as
+        the memory mask, so there it must hide keys only: ``(B, 1, 1, S)`` or ``(1, S)``.
     """
 
     def __init__(self, config: TransformerConfig | None = None):
@@ -217,7 +225,7 @@ class Transformer(nn.Module):
         if src_mask is None:
             src_mask = padding_mask(src, PAD_ID)
         B, S = src.shape
-        _validate.mask("src_mask", src_mask, (B, self.config.n_heads, S, S))
+        _validate.head_mask("src_mask", src_mask, (B, self.config.n_heads, S, S))
         return self.encoder(x, src_mask, need_weights)
 
     def decode(self, tgt, memory, memory_mask=None, tgt_mask=None, need_weights: bool = False):
@@ -235,8 +243,8 @@ class Transformer(nn.Module):
             )
         if tgt_mask is None:
             tgt_mask = target_mask(tgt, PAD_ID)
-        _validate.mask("tgt_mask", tgt_mask, (B, H, T, T))
-        _validate.mask("memory_mask", memory_mask, (B, H, T, S))
+        _validate.head_mask("tgt_mask", tgt_mask, (B, H, T, T))
+        _validate.head_mask("memory_mask", memory_mask, (B, H, T, S))
         out = self.decoder(x, memory, tgt_mask, memory_mask, need_weights)
         if not need_weights:
             return self.output_projection(out)
@@ -245,14 +253,32 @@ class Transformer(nn.Module):
 
     def forward(self, src, tgt, src_mask=None, tgt_mask=None, need_weights: bool = False):
         """Logits ``(B, T, V)``; with ``need_weights=True``, ``(logits, Attentions)``."""
+        _validate.token_ids("src", src)
         if src_mask is None:
-            _validate.token_ids("src", src)
             src_mask = padding_mask(src, PAD_ID)
+        else:
+            self._check_key_mask(src, src_mask)
         if not need_weights:
             return self.decode(tgt, self.encode(src, src_mask), src_mask, tgt_mask)
         memory, enc_w = self.encode(src, src_mask, need_weights=True)
         logits, self_w, cross_w = self.decode(tgt, memory, src_mask, tgt_mask, need_weights=True)
         return logits, Attentions(enc_w, self_w, cross_w)
+
+    def _check_key_mask(self, src, src_mask):
+        """``src_mask`` serves two attentions here: the encoder's, whose queries are the S source
+        positions, and cross-attention, whose queries are the T target positions. Only a mask
+        that hides keys the same way for every query (query axis 1) means the same in both;
+        with T == S any other mask would be applied to the wrong queries without an error."""
+        B, S = src.shape
+        _validate.head_mask("src_mask", src_mask, (B, self.config.n_heads, S, S))
+        if src_mask.shape[-2] != 1:
+            raise ValueError(
+                "src_mask must hide keys only, with shape (B, 1, 1, S) as from "
+                "padding_mask(src, PAD_ID) or (1, S): forward also uses it for cross-attention, "
+                f"whose queries are the target positions; got {tuple(src_mask.shape)}. For a "
+                "mask that differs per query, call model.encode(src, src_mask) and "
+                "model.decode(tgt, memory, memory_mask, tgt_mask)."
+            )
 
 
 __all__ = [

@@ -2,9 +2,13 @@
 
 Lesson 7 trains the tiny preset live; this module holds the one recipe both the lesson and
 the shipped checkpoint use, so that a learner who skips training gets the same model.
-Regenerate the checkpoint (deterministic: one thread, seed 0) with::
+Regenerate the checkpoint (one thread, seed 0) with::
 
     python -m course_lib.pretrained          # writes course_lib/pretrained/translator.pt
+
+Training is deterministic for one kind of processor and thread count: the same weights, bit for
+bit. Another processor picks other CPU kernels, whose last bits differ, so it trains other
+weights of the same accuracy. The checkpoint records which kernels produced it.
 """
 
 import argparse
@@ -17,6 +21,7 @@ import torch
 from .corpus import translation_corpus
 from .data import Vocab, infinite_batches
 from .evaluation import evaluate_translation
+from .experiments.kernels import describe
 from .model import Transformer, TransformerConfig
 from .training import train
 
@@ -87,6 +92,7 @@ def save_translator(translator: Translator, path=CHECKPOINT) -> Path:
             "src_itos": list(translator.src_vocab.itos[4:]),  # the specials are implied
             "tgt_itos": list(translator.tgt_vocab.itos[4:]),
             "state_dict": state,
+            "kernels": describe(),  # e.g. "torch kernels AVX2, MKL_CBWR unset, 1 thread"
         },
         path,
     )
@@ -106,6 +112,12 @@ def load_pretrained(path=CHECKPOINT) -> Translator:
     return Translator(model.eval(), Vocab(saved["src_itos"]), Vocab(saved["tgt_itos"]))
 
 
+def recorded_kernels(path=CHECKPOINT) -> str:
+    """The CPU kernels and thread count that trained the checkpoint at ``path``."""
+    saved = torch.load(Path(path), map_location="cpu", weights_only=True)
+    return saved.get("kernels", "not recorded")
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description="Train and save the course's translator.")
     parser.add_argument("--out", type=Path, default=CHECKPOINT)
@@ -122,7 +134,7 @@ def main(argv=None) -> None:
         f"(corpus and training); held-out exact match {scores['exact_match']:.1%}, "
         f"BLEU {scores['bleu']:.2f}; final loss {history.loss[-1]:.3f}"
     )
-    print(f"wrote {path} ({path.stat().st_size / 1e6:.2f} MB)")
+    print(f"wrote {path} ({path.stat().st_size / 1e6:.2f} MB); trained with {describe()}")
 
 
 if __name__ == "__main__":

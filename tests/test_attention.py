@@ -4,7 +4,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from course_lib.attention import MultiHeadAttention, scaled_dot_product_attention
-from course_lib.masks import causal_mask, padding_mask
+from course_lib.masks import causal_mask, padding_mask, target_mask
 
 
 @pytest.mark.parametrize("lead", [(), (3,), (2, 4)])
@@ -53,6 +53,14 @@ def test_sdpa_agrees_with_pytorch(kind):
     }
     out, _ = scaled_dot_product_attention(q, k, v, masks[kind])
     torch.testing.assert_close(out, F.scaled_dot_product_attention(q, k, v, attn_mask=masks[kind]))
+
+
+def test_sdpa_keeps_broadcasting_a_3d_mask_over_its_own_leading_dims():
+    # Without a head axis the leading dim *is* the batch, so a (B, T, T) mask is unambiguous.
+    q, k, v = torch.randn(3, 5, 4), torch.randn(3, 5, 4), torch.randn(3, 5, 4)
+    mask = causal_mask(5) & _padding(3, 5, [5, 2, 4])[:, 0]  # (B, T, T)
+    out, _ = scaled_dot_product_attention(q, k, v, mask)
+    torch.testing.assert_close(out, F.scaled_dot_product_attention(q, k, v, attn_mask=mask))
 
 
 def test_masked_positions_get_exactly_zero_weight():
@@ -198,6 +206,103 @@ def test_mha_fully_masked_rows_give_zeros_without_nan(need_weights):
     assert torch.isfinite(x.grad).all()
 
 
+# --- multi-head attention: masks with one meaning only -----------------------------------
+# B == H on purpose: then a 3-D mask broadcasts against (B, H, T_q, T_k) with its batch axis
+# on the heads, which is the silent bug these tests guard against.
+
+B_EQ_H, T = 4, 5
+
+
+def _reference_mha(mha, x, mask):
+    """Per-sequence, per-head masking spelled out: the mask expanded to (B, H, T, T) first."""
+    q, k, v = (mha._split(w(x)) for w in (mha.w_q, mha.w_k, mha.w_v))  # (B, H, T, Dk)
+    full = mask.expand(x.shape[0], mha.n_heads, x.shape[1], x.shape[1])
+    heads = F.scaled_dot_product_attention(q, k, v, attn_mask=full)
+    return mha.w_o(heads.transpose(1, 2).flatten(2))
+
+
+def _lengths_tokens():
+    tokens = torch.randint(1, 9, (B_EQ_H, T))
+    for b, n in enumerate([5, 3, 1, 4]):
+        tokens[b, n:] = 0
+    return tokens
+
+
+def _head_varying_mask():
+    mask = torch.rand(B_EQ_H, B_EQ_H, T, T) > 0.5
+    return mask | torch.eye(T, dtype=torch.bool)  # every query keeps at least one key
+
+
+@pytest.mark.parametrize(
+    "make_mask",
+    [
+        pytest.param(lambda tokens: causal_mask(T), id="2-D causal (T, T)"),
+        pytest.param(lambda tokens: padding_mask(tokens, 0), id="padding_mask (B, 1, 1, T)"),
+        pytest.param(lambda tokens: target_mask(tokens, 0), id="target_mask (B, 1, T, T)"),
+        pytest.param(lambda tokens: causal_mask(T)[None, None], id="(1, 1, T, T)"),
+        pytest.param(lambda tokens: _head_varying_mask(), id="(B, H, T, T)"),
+    ],
+)
+@pytest.mark.parametrize("need_weights", [False, True])
+def test_mha_accepts_2d_and_4d_masks_and_applies_them_per_sequence(make_mask, need_weights):
+    torch.manual_seed(0)
+    mha = MultiHeadAttention(16, B_EQ_H).eval()
+    x, mask = torch.randn(B_EQ_H, T, 16), make_mask(_lengths_tokens())
+    result = mha(x, x, x, mask, need_weights=need_weights)
+    out = result[0] if need_weights else result
+    torch.testing.assert_close(out, _reference_mha(mha, x, mask), atol=1e-5, rtol=1e-5)
+
+
+@pytest.mark.parametrize(
+    "make_mask, shape, fixed",
+    [
+        pytest.param(
+            lambda tokens: padding_mask(tokens, 0)[:, 0],
+            (4, 1, 5),
+            (4, 1, 1, 5),
+            id="annotated (B, 1, S) padding",
+        ),
+        pytest.param(
+            lambda tokens: target_mask(tokens, 0)[:, 0], (4, 5, 5), (4, 1, 5, 5), id="(B, T, T)"
+        ),
+    ],
+)
+@pytest.mark.parametrize("need_weights", [False, True])
+def test_mha_rejects_a_3d_mask_that_would_land_on_the_heads(make_mask, shape, fixed, need_weights):
+    torch.manual_seed(0)
+    mha = MultiHeadAttention(16, B_EQ_H).eval()
+    x, mask = torch.randn(B_EQ_H, T, 16), make_mask(_lengths_tokens())
+    # The hazard is real: broadcast as it stands, the mask lands on the heads.
+    heads = mha._split(x)  # (B, H, T, Dk)
+    misread = F.scaled_dot_product_attention(heads, heads, heads, attn_mask=mask)
+    right = F.scaled_dot_product_attention(heads, heads, heads, attn_mask=mask[:, None])
+    assert not torch.allclose(misread, right)
+    with pytest.raises(ValueError) as error:
+        mha(x, x, x, mask, need_weights=need_weights)
+    message = str(error.value)
+    for words in (
+        f"mask must be 2-D or 4-D; got 3-D with shape {shape}",
+        "2-D (T_q, T_k) = (5, 5)",
+        "4-D (B, H, T_q, T_k) = (4, 4, 5, 5)",
+        "mask[:, None] (or mask.unsqueeze(1))",
+        f"gives {fixed}",
+    ):
+        assert words in message
+    torch.testing.assert_close(mha(x, x, x, mask[:, None]), _reference_mha(mha, x, mask[:, None]))
+
+
+def test_mha_names_the_fix_for_a_padding_mask_without_its_two_middle_axes():
+    mha = MultiHeadAttention(16, 4)
+    x, memory = torch.randn(3, 2, 16), torch.randn(3, 5, 16)
+    keep = torch.ones(3, 5, dtype=torch.bool)  # (B, T_k): read as (T_q, T_k), which it is not
+    with pytest.raises(ValueError) as error:
+        mha(x, memory, memory, keep)
+    message = str(error.value)
+    assert "mask must broadcast to (B, H, T_q, T_k) = (3, 4, 2, 5); got (3, 5)" in message
+    assert "mask[:, None, None, :], which gives (3, 1, 1, 5)" in message
+    assert "course_lib.masks.padding_mask(tokens, pad_id)" in message
+
+
 @pytest.mark.parametrize("bias, expected", [(True, 1_050_624), (False, 1_048_576)])
 def test_mha_parameter_count_of_the_base_model(bias, expected):
     mha = MultiHeadAttention(512, 8, bias=bias)
@@ -256,6 +361,38 @@ def test_mha_rejects_bad_construction(make, words):
             torch.ones(5, 4, dtype=torch.int64),
             TypeError,
             "torch.bool",
+        ),
+        (
+            (2, 5, 8),
+            (2, 4, 8),
+            (2, 4, 8),
+            torch.ones(2, 1, 4, dtype=torch.bool),  # B == H == 2: it would broadcast
+            ValueError,
+            r"got 3-D with shape \(2, 1, 4\).*mask\[:, None\]",
+        ),
+        (
+            (2, 5, 8),
+            (2, 4, 8),
+            (2, 4, 8),
+            torch.ones(4, dtype=torch.bool),
+            ValueError,
+            r"must be 2-D or 4-D; got 1-D with shape \(4,\)",
+        ),
+        (
+            (2, 5, 8),
+            (2, 4, 8),
+            (2, 4, 8),
+            torch.ones(1, 2, 1, 1, 4, dtype=torch.bool),
+            ValueError,
+            r"must be 2-D or 4-D; got 5-D",
+        ),
+        (
+            (2, 5, 8),
+            (2, 4, 8),
+            (2, 4, 8),
+            torch.ones(2, 3, 5, 4, dtype=torch.bool),
+            ValueError,
+            r"\(B, H, T_q, T_k\) = \(2, 2, 5, 4\); got \(2, 3, 5, 4\)",
         ),
     ],
 )

@@ -8,7 +8,14 @@ import nbformat
 import pytest
 
 from course_lib import checks
-from course_lib.authoring import ANSWER_PROMPT, build_lessons, make_lesson, stale_lessons
+from course_lib.authoring import (
+    ANSWER_PROMPT,
+    build_lessons,
+    fingerprint,
+    lesson_version,
+    make_lesson,
+    stale_lessons,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 SOLUTIONS = sorted((ROOT / "solutions").glob("*.ipynb"))
@@ -90,6 +97,25 @@ def test_outputs_counts_and_run_metadata_are_dropped():
     assert "widgets" not in lesson.metadata
     assert lesson.metadata["language_info"] == {"name": "python"}
     assert nb.cells[0].outputs, "the solution notebook itself is left unchanged"
+
+
+def test_a_lesson_records_its_number_version_and_blank_exercises():
+    nb = notebook(
+        ("md", "Replace `# YOUR CODE HERE` with your code."),  # mentions the marker: no exercise
+        ("code", "# BEGIN SOLUTION\na = 1\n# END SOLUTION"),
+        ("md", "Why?\n\n<!-- BEGIN SOLUTION -->\nBecause.\n<!-- END SOLUTION -->"),
+        ("code", "print(a)"),
+    )
+    lesson = make_lesson(nb, "05_demo.ipynb")
+    exercises = {c.id: fingerprint(c.source) for c in lesson.cells[1:3]}
+    assert lesson.metadata["course"] == {
+        "lesson": "05",
+        "version": lesson_version(lesson),
+        "exercises": exercises,
+    }
+    assert make_lesson(nb, "05_demo.ipynb").metadata == lesson.metadata, "deterministic"
+    nb.cells[3].source = "print(a, a)"
+    assert make_lesson(nb, "05_demo.ipynb").metadata["course"]["version"] != lesson_version(lesson)
 
 
 @pytest.mark.parametrize(

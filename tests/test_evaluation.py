@@ -71,6 +71,9 @@ def test_evaluate_translation_reports_both_metrics(untrained):
             "batch_size must be a positive int",
         ),
         (lambda m: exact_match(["a"], ["a", "b"]), ValueError, "same length; got 1 and 2"),
+        (lambda m: corpus_bleu(["a b c d", "e f"], ["a b c d"]), ValueError, "got 2 and 1"),
+        (lambda m: exact_match("le chat", "le chien"), TypeError, "hypotheses must be a list"),
+        (lambda m: corpus_bleu(["le chat"], "le chat"), TypeError, "references must be a list"),
     ],
 )
 def test_evaluation_rejects_bad_input(untrained, call, error, words):

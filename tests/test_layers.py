@@ -105,6 +105,16 @@ def test_residual_without_sublayer_output_keeps_the_signal():
             "x must have last dimension d_model = 4",
         ),
         (
+            lambda: ResidualSublayer(4)(torch.zeros(2, 3, 4), lambda h: h.mean(1, keepdim=True)),
+            ValueError,
+            r"sublayer must return a tensor of x's shape \(2, 3, 4\).*got \(2, 1, 4\)",
+        ),
+        (
+            lambda: ResidualSublayer(4)(torch.zeros(2, 3, 4), lambda h: (h[0], "weights")),
+            ValueError,
+            r"sublayer must return .*got \(3, 4\)",
+        ),
+        (
             lambda: LayerNorm(4, eps=-1.0),
             ValueError,
             "eps must be a small positive number; got -1.0",

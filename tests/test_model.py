@@ -4,7 +4,7 @@ import pytest
 import torch
 from torch import nn
 
-from course_lib.masks import padding_mask, target_mask
+from course_lib.masks import causal_mask, padding_mask, target_mask
 from course_lib.model import (
     Transformer,
     TransformerConfig,
@@ -256,6 +256,93 @@ def test_model_rejects_bad_input():
             torch.randn(2, 3, 32),
             memory_mask=torch.ones(2, 1, 1, 5, dtype=torch.bool),
         )
+
+
+# --- masks: only shapes with one meaning -------------------------------------------------
+# B == n_heads == 4 on purpose: a 3-D mask would then broadcast with its batch axis on the
+# heads and change the output without an error.
+
+
+def padded_pair():
+    return tokens(4, 5, 30, lengths=[5, 3, 2, 4]), tokens(4, 6, 40, lengths=[6, 2, 5, 3])
+
+
+@pytest.mark.parametrize(
+    "call, words",
+    [
+        pytest.param(
+            lambda m, src, tgt: m(src, tgt, src_mask=padding_mask(src, PAD)[:, 0]),
+            ["src_mask must be 2-D or 4-D; got 3-D with shape (4, 1, 5)", "gives (4, 1, 1, 5)"],
+            id="forward src_mask (B, 1, S)",
+        ),
+        pytest.param(
+            lambda m, src, tgt: m.encode(src, padding_mask(src, PAD)[:, 0]),
+            ["src_mask must be 2-D or 4-D; got 3-D", "src_mask[:, None]"],
+            id="encode src_mask (B, 1, S)",
+        ),
+        pytest.param(
+            lambda m, src, tgt: m(src, tgt, tgt_mask=target_mask(tgt, PAD)[:, 0]),
+            ["tgt_mask must be 2-D or 4-D; got 3-D with shape (4, 6, 6)", "gives (4, 1, 6, 6)"],
+            id="forward tgt_mask (B, T, T)",
+        ),
+        pytest.param(
+            lambda m, src, tgt: m.decode(
+                tgt, m.encode(src), memory_mask=padding_mask(src, PAD)[:, 0]
+            ),
+            ["memory_mask must be 2-D or 4-D; got 3-D with shape (4, 1, 5)", "(B, 1, S)"],
+            id="decode memory_mask (B, 1, S)",
+        ),
+    ],
+)
+def test_model_rejects_3d_masks_with_the_accepted_shapes(call, words):
+    model = Transformer(small()).eval()
+    src, tgt = padded_pair()
+    with pytest.raises(ValueError) as error:
+        call(model, src, tgt)
+    message = str(error.value)
+    for expected in [*words, "Accepted: 2-D (T_q, T_k)", "4-D (B, H, T_q, T_k) = (4, 4,"]:
+        assert expected in message
+
+
+@pytest.mark.parametrize(
+    "src_mask, tgt_mask",
+    [
+        pytest.param(lambda s, t: padding_mask(s, PAD), lambda s, t: target_mask(t, PAD), id="4-D"),
+        pytest.param(
+            lambda s, t: padding_mask(s, PAD),
+            lambda s, t: target_mask(t, PAD).expand(4, 4, 6, 6),
+            id="(B, H, T, T)",
+        ),
+    ],
+)
+def test_model_accepts_the_masks_it_builds_itself(src_mask, tgt_mask):
+    model = Transformer(small()).eval()
+    src, tgt = padded_pair()
+    given = model(src, tgt, src_mask=src_mask(src, tgt), tgt_mask=tgt_mask(src, tgt))
+    torch.testing.assert_close(given, model(src, tgt))  # the defaults are these masks
+
+
+@pytest.mark.parametrize(
+    "tgt_mask", [causal_mask(6), causal_mask(6)[None, None]], ids=["(T, T)", "(1, 1, T, T)"]
+)
+def test_model_accepts_a_shared_causal_mask(tgt_mask):
+    model = Transformer(small()).eval()
+    src, tgt = tokens(4, 5, 30), tokens(4, 6, 40)  # no padding: causal alone is the default
+    torch.testing.assert_close(model(src, tgt, tgt_mask=tgt_mask), model(src, tgt))
+
+
+def test_forward_rejects_a_src_mask_that_varies_by_query():
+    # forward reuses src_mask for cross-attention, whose queries are target positions: with
+    # S == T a per-query (S, S) mask would broadcast there and mask the wrong queries.
+    model = Transformer(small()).eval()
+    src, tgt, per_query = tokens(4, 5, 30), tokens(4, 5, 40), causal_mask(5)
+    with pytest.raises(ValueError) as error:
+        model(src, tgt, src_mask=per_query)
+    message = str(error.value)
+    assert "src_mask must hide keys only, with shape (B, 1, 1, S)" in message
+    assert "got (5, 5)" in message and "model.encode(src, src_mask)" in message
+    memory = model.encode(src, per_query)  # the way to use such a mask
+    assert model.decode(tgt, memory).shape == (4, 5, 40)
 
 
 def test_an_all_padding_sentence_trains_without_nan():

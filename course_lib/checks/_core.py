@@ -6,6 +6,9 @@ Exercise-specific code (the ``verify`` functions in ``lessonNN.py``) signals out
 two exceptions: :class:`NotDone` (the answer is still the lesson's stub) and
 :class:`Mismatch` (the answer is wrong; its text says how). Any other exception comes from
 the learner's own code and is reported with the line it came from.
+
+Every ``verify`` runs inside ``_purity.untouched``: whatever it does, the learner's random
+states, default dtype, thread count, grad mode and answers are as they were afterwards.
 """
 
 import html
@@ -15,6 +18,8 @@ import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+
+from ._purity import untouched
 
 PASSED, FAILED, NOT_DONE = "passed", "failed", "not done"
 
@@ -108,7 +113,9 @@ class Exercise:
         if unset:
             return Result(self.id, NOT_DONE, _not_done(unset))
         try:
-            return Result(self.id, PASSED, self.verify(*answers))
+            with untouched(answers):  # a check must leave the learner's session as it was
+                message = self.verify(*answers)
+            return Result(self.id, PASSED, message)
         except NotDone as e:
             return Result(self.id, NOT_DONE, str(e) or _not_done(self.names))
         except NotImplementedError:

@@ -129,9 +129,11 @@ def _verify_shift(shift_matrix) -> str:
             raise Mismatch(f"{during}: {message}")
     pe = sinusoidal_encoding(40, 64).double()
     error = (pe[3:] - pe[:-3] @ _shift_matrix(3, 64).T).abs().max().item()
+    # float64 round-off, whose exact digits differ between processors: say only how small it is
+    error = "below 1e-12" if error < 1e-12 else f"{error:.0e}"
     return (
         "R_k is block-diagonal, one 2 x 2 rotation by ω_i·k per pair, and it depends on k only: "
-        f"the same matrix maps every PE(pos) to PE(pos + 3) (largest error {error:.0e}, float32 round-off)."
+        f"the same matrix maps every PE(pos) to PE(pos + 3) (largest error {error}, round-off)."
     )
 
 
@@ -162,10 +164,9 @@ def _lab_5_4() -> dict[str, float]:
     The setup seeds 0, builds the Q, K and V maps (``nn.Linear(32, 32)``, in that order), then
     draws ``x`` of shape (1, 10, 32); this rebuilds the same layer and input.
     """
-    with torch.random.fork_rng(devices=[]):  # leave the learner's random state alone
-        torch.manual_seed(0)
-        q, k, v = (nn.Linear(WIDTH_5_4, WIDTH_5_4) for _ in range(3))
-        x = torch.randn(1, 10, WIDTH_5_4)
+    torch.manual_seed(0)  # only ever called by the check, which restores the learner's seed
+    q, k, v = (nn.Linear(WIDTH_5_4, WIDTH_5_4) for _ in range(3))
+    x = torch.randn(1, 10, WIDTH_5_4)
     perm, inverse = torch.tensor(PERM), torch.tensor(INVERSE)
     pe = sinusoidal_encoding(10, WIDTH_5_4)
 
@@ -238,7 +239,7 @@ def _verify_equivariance(inverse_perm, diff_without_pe, diff_with_pe) -> str:
             "If you changed the setup cell, run it again as it was."
         )
     return (
-        f"without PE the difference is {without:.1e} (round-off); with PE it is {with_pe:.2f}: a token "
+        f"without PE the difference is below 1e-5 (round-off); with PE it is {with_pe:.2f}: a token "
         "now gets a different vector at a different position. Their ratio would mean nothing, since "
         "the first number is round-off."
     )

@@ -227,7 +227,7 @@ def _influence(enc, tokens, zeroed, probe, *, zero_after_pe=False, scale=True, z
 
 
 def _verify_influence(influence) -> str:
-    torch.manual_seed(7)
+    torch.manual_seed(7)  # the same encoder every time; Exercise.run restores the learner's seed
     enc = encoder_only(60, 16, 2, 2, 32)
     tokens = torch.randint(4, 60, (3, 15), generator=torch.Generator().manual_seed(1))
     enc.train()  # the learner's function must switch dropout off itself
@@ -483,7 +483,7 @@ class UnmaskedByDefault(Transformer):
 
 
 def _setup(seed=0):
-    torch.manual_seed(seed)
+    torch.manual_seed(seed)  # identical models to compare; Exercise.run restores the learner's seed
     model = UnmaskedByDefault(TransformerConfig.tiny(12, 12, dropout=0.0))
     optimizer = torch.optim.Adam(model.parameters(), lr=1.0, betas=(0.9, 0.98), eps=1e-9)
     lam = lambda s: 64**-0.5 * min((s + 1) ** -0.5, (s + 1) * 10**-1.5)  # noqa: E731

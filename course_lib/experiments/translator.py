@@ -1,0 +1,103 @@
+"""Lesson 7's translator: trained with the course's recipe, then measured on held-out sentences.
+
+Two conclusions: the model translates sentences it never saw (exact match on the 1,000 held-out
+sentences), and its last decoder layer's cross-attention follows the word order change of
+French (the noun and its adjective swap places). The alignment is measured over every
+noun-adjective pair of the corpus ("i see the red apple" -> "je vois la pomme rouge"), not on
+one sentence, where a near-tie between two source words can flip between processors.
+"""
+
+import dataclasses
+
+from ..corpus import _ADJECTIVES, _NOUNS, NounPhrase, sentence_pair
+from ..data import tokenize
+from ..evaluation import evaluate_translation
+from ..pretrained import RECIPE, train_translator
+from ..widgets.model_examples import sentence_attention
+from . import Bound, Experiment
+
+LESSON_SENTENCE = ("i eat the red apple", "je mange la pomme rouge")
+# French word -> the English word it should look at hardest, in the lesson's sentence
+LESSON_ALIGNMENT = {"je": "i", "mange": "eat", "pomme": "apple", "rouge": "red"}
+
+
+def alignment_sentences() -> list[tuple[str, str, str, str]]:
+    """``(english, french, noun, adjective)`` for "i see the ADJ NOUN", every noun and adjective."""
+    rows = []
+    for noun in _NOUNS:
+        for adjective in _ADJECTIVES:
+            en, fr = sentence_pair("i", "see", NounPhrase(noun, adjective))
+            rows.append((en, fr, noun, adjective))
+    return rows
+
+
+def looks_at(seen, french_word: str) -> str:
+    """The source word the last decoder layer's cross-attention, heads averaged, favours most."""
+    weights = seen.cross[-1].mean(dim=0)  # (T, S)
+    return seen.source[int(weights[seen.written.index(french_word)].argmax())]
+
+
+def cross_alignment(translator) -> dict:
+    """How often each French word looks hardest at its English counterpart.
+
+    Over "i see the ADJ NOUN" for every noun and adjective: only sentences translated exactly
+    count (otherwise the positions do not correspond). Also whether the lesson's own sentence
+    is translated exactly with all of :data:`LESSON_ALIGNMENT` (1.0) or not (0.0).
+    """
+    model, src_vocab, tgt_vocab = translator.model, translator.src_vocab, translator.tgt_vocab
+    counts = dict.fromkeys(("subject", "verb", "noun", "adjective"), 0)
+    exact = 0
+    for en, fr, noun, adjective in alignment_sentences():
+        seen = sentence_attention(model, en, src_vocab, tgt_vocab)
+        if list(seen.written[:-1]) != tokenize(fr):  # written ends with <eos>
+            continue
+        exact += 1
+        subject, verb, _, french_noun, french_adjective = tokenize(fr)  # je vois la pomme rouge
+        pairs = {"subject": (subject, "i"), "verb": (verb, "see"), "noun": (french_noun, noun),
+                 "adjective": (french_adjective, adjective)}  # fmt: skip
+        for key, (french, english) in pairs.items():
+            counts[key] += looks_at(seen, french) == english
+    lesson = sentence_attention(model, LESSON_SENTENCE[0], src_vocab, tgt_vocab)
+    lesson_ok = list(lesson.written[:-1]) == tokenize(LESSON_SENTENCE[1]) and all(
+        looks_at(lesson, fr) == en for fr, en in LESSON_ALIGNMENT.items()
+    )
+    return {
+        "aligned_sentences": exact,
+        **{f"{key}_aligned": n / max(exact, 1) for key, n in counts.items()},
+        "lesson_sentence_aligned": float(lesson_ok),
+    }
+
+
+def run(seed: int = 0) -> dict:
+    """Train with :data:`~course_lib.pretrained.RECIPE` from ``seed``; held-out scores and alignment."""
+    translator, corpus, _ = train_translator(dataclasses.replace(RECIPE, seed=seed))
+    model, src, tgt = translator.model, translator.src_vocab, translator.tgt_vocab
+    scores = evaluate_translation(model, corpus.test, src, tgt)
+    first_100 = {
+        f"{method}_first_100": evaluate_translation(model, corpus.test[:100], src, tgt, method=method)["exact_match"]
+        for method in ("greedy", "beam")
+    }  # fmt: skip
+    return {**scores, **first_100, **cross_alignment(translator)}
+
+
+EXPERIMENT = Experiment(
+    name="translator",
+    lesson=7,
+    run=run,
+    bounds=(
+        Bound("exact_match", ">", 0.97, 0.005,
+              "over 97% of the 1,000 held-out sentences are translated exactly"),
+        Bound("bleu", ">", 90.0, 2.0, "BLEU over 90"),
+        Bound("greedy_first_100", ">", 0.9, 0.04, "greedy: over 90% of the first 100 exactly"),
+        Bound("beam_first_100", ">", 0.9, 0.04, "beam search: over 90% of the first 100 exactly"),
+        Bound("subject_aligned", ">", 0.8, 0.05,
+              "the subject looks hardest at the English subject in over 80% of the sentences"),
+        Bound("verb_aligned", ">", 0.8, 0.05, "the verb at the English verb in over 80%"),
+        Bound("noun_aligned", ">", 0.9, 0.05,
+              "the French noun looks hardest at the English noun in over 90% of the sentences"),
+        Bound("adjective_aligned", ">", 0.9, 0.05,
+              "the French adjective at the English adjective in over 90%: the order swaps"),
+        Bound("lesson_sentence_aligned", ">", 0.5, 0.0,
+              "and in \"i eat the red apple\": je → i, mange → eat, pomme → apple, rouge → red"),
+    ),
+)  # fmt: skip
