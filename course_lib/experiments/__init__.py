@@ -63,8 +63,8 @@ class Experiment:
         lesson: the lesson that runs it, e.g. ``3``.
         run: ``seed -> {measure: float}``; deterministic for a seed on one kind of processor.
         bounds: the conclusions the lesson draws from the result.
-        sweep_seeds: seeds the sweep runs; seed 0 (the lesson's) runs under every kernel
-            setting, the others spread over them (expensive experiments use fewer).
+        sweep_seeds: seeds the sweep runs, at least five; seed 0 (the lesson's) runs under
+            every kernel setting, the others spread over them.
     """
 
     name: str
@@ -93,11 +93,13 @@ class Experiment:
 
 NAMES = (
     "reversal",
+    "score_scale",
     "leaky_decoder",
     "specialised_heads",
     "deep_stack",
     "norm_placement",
     "translator",
+    "linear_probe",
 )
 
 

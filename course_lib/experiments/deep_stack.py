@@ -58,7 +58,8 @@ def ffn_measures(seed: int = 0) -> dict:
     profiles = [
         stack_profile(48, r, n, seed=seed) for r in (False, True) for n in ("none", "post", "pre")
     ]
-    plain, post = profiles[0], profiles[1]
+    by_label = {p.label: p for p in profiles}
+    plain, post = by_label["F(x)"], by_label["LN(x + F(x))"]
     residual_ratios = [p.grad_norm[0] / p.grad_norm[-1] for p in profiles if p.residual]
     measures = {
         "plain_first_layer_variance": (plain.activation_rms[1] / plain.activation_rms[0]) ** 2,

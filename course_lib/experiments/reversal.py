@@ -60,6 +60,9 @@ def run(seed: int = 0) -> dict:
     return measure(train_pair(seed), *test_data(seed))
 
 
+ACCURACIES = tuple(
+    f"{m}_{u}_accuracy" for m in ("attention", "vanilla") for u in ("token", "sequence")
+)
 EXPERIMENT = Experiment(
     name="reversal",
     lesson=1,

@@ -9,8 +9,11 @@ one sentence, where a near-tie between two source words can flip between process
 
 import dataclasses
 
+import torch
+
 from ..corpus import _ADJECTIVES, _NOUNS, NounPhrase, sentence_pair
-from ..data import tokenize
+from ..data import BOS_ID, PAD_ID, collate, tokenize
+from ..decoding import greedy_decode
 from ..evaluation import evaluate_translation
 from ..pretrained import RECIPE, train_translator
 from ..widgets.model_examples import sentence_attention
@@ -37,14 +40,34 @@ def looks_at(seen, french_word: str) -> str:
     return seen.source[int(weights[seen.written.index(french_word)].argmax())]
 
 
-def cross_alignment(translator) -> dict:
+def loss_measures(history) -> dict:
+    """The first step's loss, and the mean of the last 50 (one step's loss jumps by hundredths)."""
+    return {"loss_start": history.loss[0], "loss_end": sum(history.loss[-50:]) / 50}
+
+
+def agreement(logits, generated, done) -> float:
+    """Share of generated tokens (where ``done``) that one teacher-forced pass also predicts.
+
+    In exact arithmetic all of them; in floating point a near-tie could in principle flip.
+    """
+    return (logits.argmax(-1)[done] == generated[done]).float().mean().item()
+
+
+def teacher_forcing_agreement(model, src) -> float:
+    """Greedy-decode ``src``, then score the result in one teacher-forced pass: :func:`agreement`."""
+    with torch.no_grad():
+        generated = greedy_decode(model, src)
+        tgt_in = torch.cat([torch.full((src.shape[0], 1), BOS_ID), generated[:, :-1]], dim=1)
+        return agreement(model(src, tgt_in), generated, generated != PAD_ID)
+
+
+def cross_alignment(model, src_vocab, tgt_vocab) -> dict:
     """How often each French word looks hardest at its English counterpart.
 
     Over "i see the ADJ NOUN" for every noun and adjective: only sentences translated exactly
     count (otherwise the positions do not correspond). Also whether the lesson's own sentence
     is translated exactly with all of :data:`LESSON_ALIGNMENT` (1.0) or not (0.0).
     """
-    model, src_vocab, tgt_vocab = translator.model, translator.src_vocab, translator.tgt_vocab
     counts = dict.fromkeys(("subject", "verb", "noun", "adjective"), 0)
     exact = 0
     for en, fr, noun, adjective in alignment_sentences():
@@ -70,14 +93,21 @@ def cross_alignment(translator) -> dict:
 
 def run(seed: int = 0) -> dict:
     """Train with :data:`~course_lib.pretrained.RECIPE` from ``seed``; held-out scores and alignment."""
-    translator, corpus, _ = train_translator(dataclasses.replace(RECIPE, seed=seed))
+    translator, corpus, history = train_translator(dataclasses.replace(RECIPE, seed=seed))
     model, src, tgt = translator.model, translator.src_vocab, translator.tgt_vocab
     scores = evaluate_translation(model, corpus.test, src, tgt)
     first_100 = {
         f"{method}_first_100": evaluate_translation(model, corpus.test[:100], src, tgt, method=method)["exact_match"]
         for method in ("greedy", "beam")
     }  # fmt: skip
-    return {**scores, **first_100, **cross_alignment(translator)}
+    test_src = collate([(s, [0]) for s, _ in corpus.encode(corpus.test[:100])]).src
+    return {
+        **loss_measures(history),
+        **scores,
+        **first_100,
+        "teacher_forced_agreement": teacher_forcing_agreement(model, test_src),
+        **cross_alignment(model, src, tgt),
+    }
 
 
 EXPERIMENT = Experiment(
@@ -85,11 +115,17 @@ EXPERIMENT = Experiment(
     lesson=7,
     run=run,
     bounds=(
+        Bound("loss_start", ">", 4.0, 0.5, "the loss starts above 4 (guessing among about 200 words)"),
+        Bound("loss_end", "<", 1.2, 0.1, "and ends under 1.2 (mean of the last 50 steps)"),
         Bound("exact_match", ">", 0.97, 0.005,
               "over 97% of the 1,000 held-out sentences are translated exactly"),
         Bound("bleu", ">", 90.0, 2.0, "BLEU over 90"),
         Bound("greedy_first_100", ">", 0.9, 0.04, "greedy: over 90% of the first 100 exactly"),
         Bound("beam_first_100", ">", 0.9, 0.04, "beam search: over 90% of the first 100 exactly"),
+        Bound("teacher_forced_agreement", ">", 0.99, 0.005,
+              "one teacher-forced pass predicts the tokens greedy decoding generated (over 99%)"),
+        Bound("aligned_sentences", ">", 240, 10,
+              "over 240 of the 264 'i see the ADJ NOUN' sentences are translated exactly"),
         Bound("subject_aligned", ">", 0.8, 0.05,
               "the subject looks hardest at the English subject in over 80% of the sentences"),
         Bound("verb_aligned", ">", 0.8, 0.05, "the verb at the English verb in over 80%"),

@@ -112,7 +112,7 @@ def test_every_run_clears_the_bound_with_its_margin(runs, name, bound):
 
 
 @pytest.mark.parametrize("name", NAMES)
-def test_each_experiment_ran_five_times_or_more_on_every_setting(runs, settings, name):
+def test_each_experiment_ran_five_seeds_and_seed_0_on_every_setting(runs, settings, name):
     assert len(runs[name]) >= 5
     assert {r["setting"] for r in runs[name] if r["seed"] == 0} == set(settings)
     assert len({r["seed"] for r in runs[name]}) >= 5
