@@ -262,6 +262,7 @@ def _random_verb(rng: random.Random, noun: str) -> str:
 # rng.choice needs sequences; "the" and "a" are drawn twice as often as each possessive.
 _SUBJECT_LIST, _VERB_LIST = list(_SUBJECTS), list(_VERBS)
 _NOUN_LIST, _ADJECTIVE_LIST = list(_NOUNS), list(_ADJECTIVES)
+NOUNS, ADJECTIVES = tuple(_NOUNS), tuple(_ADJECTIVES)  # the English words, for building sentences
 _DETERMINER_WEIGHTS = ["the", "a", *_DETERMINERS]
 
 

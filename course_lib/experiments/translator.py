@@ -11,7 +11,7 @@ import dataclasses
 
 import torch
 
-from ..corpus import _ADJECTIVES, _NOUNS, NounPhrase, sentence_pair
+from ..corpus import ADJECTIVES, NOUNS, NounPhrase, sentence_pair
 from ..data import BOS_ID, PAD_ID, collate, tokenize
 from ..decoding import greedy_decode
 from ..evaluation import evaluate_translation
@@ -27,8 +27,8 @@ LESSON_ALIGNMENT = {"je": "i", "mange": "eat", "pomme": "apple", "rouge": "red"}
 def alignment_sentences() -> list[tuple[str, str, str, str]]:
     """``(english, french, noun, adjective)`` for "i see the ADJ NOUN", every noun and adjective."""
     rows = []
-    for noun in _NOUNS:
-        for adjective in _ADJECTIVES:
+    for noun in NOUNS:
+        for adjective in ADJECTIVES:
             en, fr = sentence_pair("i", "see", NounPhrase(noun, adjective))
             rows.append((en, fr, noun, adjective))
     return rows
