@@ -40,42 +40,45 @@ e2e:                       ## widgets in a real JupyterLab, in headless chromium
 	bash .ci/browser
 
 # The course as HTML pages that open from disk with no network. The first build installs the
-# npm packages pinned in course_lib/site/ into build/npm/ (needs npm). Some lessons: LESSONS="03 05".
+# npm packages pinned in course_tools/site/ into build/npm/ (needs npm). Some lessons: LESSONS="03 05".
 SITE_LESSONS = $(if $(LESSONS),--lessons $(LESSONS))
 
-site: $(VENV)/.dev            ## learners' pages (lessons run, exercises unsolved): build/site/index.html
-	$(BIN)/python -m course_lib.site --out build/site $(SITE_LESSONS)
+site: $(VENV)/.tools           ## learners' pages (lessons run, exercises unsolved): build/site/index.html
+	$(BIN)/python -m course_tools.site --out build/site $(SITE_LESSONS)
 
-site-solutions: $(VENV)/.dev  ## instructors' pages from solutions/: build/site-solutions/index.html
-	$(BIN)/python -m course_lib.site --solutions --out build/site-solutions $(SITE_LESSONS)
+site-solutions: $(VENV)/.tools ## instructors' pages from solutions/: build/site-solutions/index.html
+	$(BIN)/python -m course_tools.site --solutions --out build/site-solutions $(SITE_LESSONS)
 
 lint: $(VENV)/.dev
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 
-format: $(VENV)/.dev
+format: $(VENV)/.dev      ## format the code, the notebooks and the lesson sources' code cells
 	$(BIN)/ruff format .
 	$(BIN)/ruff check --fix .
+	$(BIN)/python -m course_tools.authoring format
 
-solutions: $(VENV)/.dev    ## re-run the solution notebooks in place, then regenerate lessons/
-	$(BIN)/python -m course_lib.authoring execute
-	$(BIN)/python -m course_lib.authoring lessons
+# solutions/NN_name.py is what you edit; the notebooks beside it and lessons/ are built from it.
+# Some only: make solutions SOURCES="solutions/03_scaled_dot_product_attention.py".
+solutions: $(VENV)/.tools  ## build and run solutions/*.ipynb from their .py sources, then regenerate lessons/
+	$(BIN)/python -m course_tools.authoring execute $(SOURCES)
+	$(BIN)/python -m course_tools.authoring lessons
 
-lessons: $(VENV)/.dev      ## regenerate lessons/ from solutions/
-	$(BIN)/python -m course_lib.authoring lessons
+lessons: $(VENV)/.tools    ## regenerate lessons/ from solutions/
+	$(BIN)/python -m course_tools.authoring lessons
 
-checkpoint: $(VENV)/.dev   ## retrain lesson 7's shipped translator (deterministic: one thread, seed 0)
+checkpoint: $(VENV)/.tools  ## retrain lesson 7's shipped translator (deterministic: one thread, seed 0)
 	$(BIN)/python -m course_lib.pretrained
 
-validate: $(VENV)/.dev     ## solutions pass every check, lessons none: make validate [LESSON=03]
-	$(BIN)/python -m course_lib.grade --validate $(LESSON) --jobs 2
+validate: $(VENV)/.tools    ## solutions pass every check, lessons none: make validate [LESSON=03]
+	$(BIN)/python -m course_tools.grade --validate $(LESSON) --jobs 2
 
 # Where grading writes grades.csv, summary.md and feedback/; notebooks graded at a time.
 GRADES ?= grades/grades.csv
 JOBS   ?= 2
 
-grade: $(VENV)/.dev        ## grade student notebooks: make grade SUBMISSIONS=folder [GRADES=... JOBS=2]
-	$(BIN)/python -m course_lib.grade $(SUBMISSIONS) --out $(GRADES) --jobs $(JOBS)
+grade: $(VENV)/.tools       ## grade student notebooks: make grade SUBMISSIONS=folder [GRADES=... JOBS=2]
+	$(BIN)/python -m course_tools.grade $(SUBMISSIONS) --out $(GRADES) --jobs $(JOBS)
 
 bench: $(VENV)/.dev        ## print the speed figures recorded in benchmarks/README.md
 	$(BIN)/python benchmarks/attention_speed.py
@@ -105,7 +108,13 @@ $(VENV)/.learner: requirements.txt pyproject.toml | $(VENV)/bin/python
 	$(BIN)/python -m pip install -r requirements.txt -e .
 	touch $@
 
-$(VENV)/.dev: requirements.txt requirements-dev.txt pyproject.toml | $(VENV)/bin/python
+# Instructors' and maintainers' tools (course_tools), then the test tools on top.
+$(VENV)/.tools: requirements.txt requirements-tools.txt pyproject.toml | $(VENV)/bin/python
 	$(TORCH_FIRST)
-	$(BIN)/python -m pip install -r requirements-dev.txt -e .
+	$(BIN)/python -m pip install -r requirements-tools.txt -e ".[tools]"
 	touch $@ $(VENV)/.learner
+
+$(VENV)/.dev: requirements.txt requirements-tools.txt requirements-dev.txt pyproject.toml | $(VENV)/bin/python
+	$(TORCH_FIRST)
+	$(BIN)/python -m pip install -r requirements-dev.txt -e ".[tools]"
+	touch $@ $(VENV)/.tools $(VENV)/.learner

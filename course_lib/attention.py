@@ -11,6 +11,9 @@ a 3-D ``(B, 1, T_k)`` mask would broadcast with its batch axis on the heads.
 """
 
 import math
+from collections.abc import Iterator
+from contextlib import contextmanager
+from functools import partial
 
 import torch
 import torch.nn.functional as F
@@ -45,7 +48,8 @@ def scaled_dot_product_attention(q, k, v, mask=None, *, dropout_p: float = 0.0):
         raise TypeError(f"q, k and v must share one dtype; got {q.dtype}, {k.dtype}, {v.dtype}")
     if k.shape[-1] != q.shape[-1]:
         raise ValueError(
-            f"k must have the same last dimension (d_k) as q; got q {tuple(q.shape)}, k {tuple(k.shape)}"
+            "k must have the same last dimension (d_k) as q; "
+            f"got q {tuple(q.shape)}, k {tuple(k.shape)}"
         )
     if v.shape[-2] != k.shape[-2]:
         raise ValueError(
@@ -89,8 +93,9 @@ class MultiHeadAttention(nn.Module):
 
     Shape:
         query ``(B, T_q, D)``, key and value ``(B, T_k, D)``, optional boolean mask
-        (``True`` = may attend) -> output ``(B, T_q, D)``; with ``need_weights=True`` also
-        the per-head weights ``(B, H, T_q, T_k)``.
+        (``True`` = may attend) -> ``(output, weights)``, like ``nn.MultiheadAttention``:
+        output ``(B, T_q, D)``; weights ``(B, H, T_q, T_k)`` per head with
+        ``need_weights=True``, else ``None`` (the fused kernel computes no weights).
 
         The mask is 2-D ``(T_q, T_k)`` (e.g. :func:`~course_lib.masks.causal_mask`), shared by
         every sequence and head, or 4-D ``(B, H, T_q, T_k)`` with each axis its full size or 1
@@ -128,9 +133,9 @@ class MultiHeadAttention(nn.Module):
             heads, weights = scaled_dot_product_attention(q, k, v, mask, dropout_p=p)
         else:  # the fused kernel; same maths, same mask polarity, zeros for empty rows
             heads = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=p)
+            weights = None
         concat = heads.transpose(1, 2).reshape(B, T_q, D)  # (B, H, T_q, Dk) -> (B, T_q, D)
-        output = self.w_o(concat)
-        return (output, weights) if need_weights else output
+        return self.w_o(concat), weights
 
     def _split(self, x):
         B, T, _ = x.shape
@@ -158,4 +163,44 @@ class MultiHeadAttention(nn.Module):
         _validate.head_mask("mask", mask, (B, self.n_heads, T_q, T_k))
 
     def extra_repr(self) -> str:
-        return f"d_model={self.d_model}, n_heads={self.n_heads}, d_k={self.d_k}, dropout={self.dropout}"
+        sizes = f"d_model={self.d_model}, n_heads={self.n_heads}, d_k={self.d_k}"
+        return f"{sizes}, dropout={self.dropout}"
+
+
+@contextmanager
+def record_attention(module: nn.Module) -> Iterator[dict[str, torch.Tensor]]:
+    """Record the attention weights of every :class:`MultiHeadAttention` in ``module``.
+
+    The one way to see the attention maps of a layer or a model, whose ``forward`` returns
+    only its output. Inside the block each attention computes its weights (the written-out
+    path, not the fused kernel) and the dict maps its name in ``module`` to the weights
+    ``(B, H, T_q, T_k)`` of its latest call::
+
+        with record_attention(model) as maps:
+            logits = model(src, tgt)
+        maps["encoder.layers.0.self_attn"]  # (B, H, S, S)
+
+    A :class:`MultiHeadAttention` given directly is recorded under ``""``. The hooks are
+    removed when the block ends, even after an error.
+    """
+    if not isinstance(module, nn.Module):
+        raise TypeError(f"module must be an nn.Module; got {type(module).__name__}")
+    maps: dict[str, torch.Tensor] = {}
+    handles = []
+    for name, sub in module.named_modules():
+        if isinstance(sub, MultiHeadAttention):
+            handles.append(sub.register_forward_pre_hook(_ask_for_weights, with_kwargs=True))
+            handles.append(sub.register_forward_hook(partial(_keep_weights, maps, name)))
+    try:
+        yield maps
+    finally:
+        for handle in handles:
+            handle.remove()
+
+
+def _ask_for_weights(module, args, kwargs):
+    return args[:4], {**kwargs, "need_weights": True}  # args: query, key, value, mask
+
+
+def _keep_weights(maps, name, module, args, output):
+    maps[name] = output[1].detach()

@@ -66,7 +66,7 @@ def greedy_decode(model, src, max_len: int | None = None) -> torch.Tensor:
 
 
 def length_penalty(length: int, alpha: float) -> float:
-    """((5 + length) / 6)^alpha, the normaliser of Wu et al. (2016) used by the paper (alpha 0.6)."""
+    """((5 + length) / 6)^alpha, the normaliser of Wu et al. (2016) the paper uses (alpha 0.6)."""
     return ((5 + length) / 6) ** alpha
 
 

@@ -57,7 +57,8 @@ def _check_pairs(hypotheses, references) -> None:
             raise TypeError(f"{name} must be a list of strings; wrap a single sentence in a list")
     if len(hypotheses) != len(references):
         raise ValueError(
-            f"hypotheses and references must have the same length; got {len(hypotheses)} and {len(references)}"
+            "hypotheses and references must have the same length; "
+            f"got {len(hypotheses)} and {len(references)}"
         )
 
 
@@ -78,7 +79,10 @@ def corpus_bleu(hypotheses: list[str], references: list[str]) -> float:
 
 
 def evaluate_translation(model, pairs, src_vocab: Vocab, tgt_vocab: Vocab, **kwargs) -> dict:
-    """Exact match and BLEU of ``model`` on ``(english, french)`` pairs; kwargs go to :func:`translate`."""
+    """Exact match and BLEU of ``model`` on ``(english, french)`` pairs.
+
+    Keyword arguments go to :func:`translate`.
+    """
     sources, references = [p[0] for p in pairs], [p[1] for p in pairs]
     hypotheses = translate(model, sources, src_vocab, tgt_vocab, **kwargs)
     return {

@@ -1,9 +1,12 @@
-"""Copy the weights of PyTorch's ``nn.Transformer`` into this course's model.
+"""Weights shared between implementations: PyTorch's ``nn.Transformer`` and the numpy project.
 
-With the same weights and dropout off, the two stacks compute the same function, which
-is how the tests use PyTorch as the referee.
+With the same weights and dropout off, two implementations compute the same function, which
+is how the tests and lessons 7 and 8 use PyTorch as the referee.
 """
 
+from dataclasses import replace
+
+import numpy as np
 import torch
 from torch import nn
 
@@ -90,3 +93,43 @@ def copy_weights_from_torch(ours, theirs: nn.Transformer):
     _copy_linear_or_norm(ours.encoder.norm, theirs.encoder.norm)
     _copy_linear_or_norm(ours.decoder.norm, theirs.decoder.norm)
     return ours
+
+
+def _tensor(a, dtype: torch.dtype) -> torch.Tensor:
+    return torch.from_numpy(np.ascontiguousarray(a, dtype=np.float64)).to(dtype)
+
+
+@torch.no_grad()
+def encoder_layers_from_numpy(p, dtype: torch.dtype = torch.float64):
+    """An ``EncoderLayer`` and an ``nn.TransformerEncoderLayer`` holding lesson 8's weights.
+
+    ``p`` is a :class:`course_lib.numpy_encoder.EncoderParams`. The project's layer has one
+    head, no output projection (so W^O is the identity) and no attention biases; both layers
+    are built that way, with dropout 0, in eval mode, in ``dtype``.
+
+    Returns:
+        ``(ours, theirs)``.
+    """
+    from .model import EncoderLayer, TransformerConfig  # here: model.py imports this module
+
+    d_model, d_ff = p.w1.shape
+    config = TransformerConfig(d_model=d_model, n_heads=1, d_ff=d_ff, dropout=0.0)
+    ours = EncoderLayer(replace(config, attention_bias=True)).to(dtype).eval()
+    theirs = nn.TransformerEncoderLayer(d_model, 1, d_ff, dropout=0.0, batch_first=True)
+    theirs = theirs.to(dtype).eval()
+    eye, no_bias = np.eye(d_model), np.zeros(d_model)
+    attention = ours.self_attn
+    pairs = [(attention.w_q, p.w_q, no_bias), (attention.w_k, p.w_k, no_bias)]
+    pairs += [(attention.w_v, p.w_v, no_bias), (attention.w_o, eye, no_bias)]
+    pairs += [(theirs.self_attn.out_proj, eye, no_bias)]
+    pairs += [(ours.ffn.w_1, p.w1, p.b1), (ours.ffn.w_2, p.w2, p.b2)]
+    pairs += [(theirs.linear1, p.w1, p.b1), (theirs.linear2, p.w2, p.b2)]
+    pairs += [(ours.residual1.norm, p.gamma1, p.beta1), (theirs.norm1, p.gamma1, p.beta1)]
+    pairs += [(ours.residual2.norm, p.gamma2, p.beta2), (theirs.norm2, p.gamma2, p.beta2)]
+    for module, w, b in pairs:  # nn.Linear computes x @ weight.T, so its weight is W.T
+        module.weight.copy_(_tensor(w.T, dtype))
+        module.bias.copy_(_tensor(b, dtype))
+    qkv = np.concatenate([p.w_q.T, p.w_k.T, p.w_v.T])  # PyTorch stacks them: (3D, D)
+    theirs.self_attn.in_proj_weight.copy_(_tensor(qkv, dtype))
+    theirs.self_attn.in_proj_bias.zero_()
+    return ours, theirs

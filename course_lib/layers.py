@@ -44,9 +44,8 @@ class ResidualSublayer(nn.Module):
     Post-norm (``norm_first=False``, the paper): ``LayerNorm(x + Dropout(sublayer(x)))``.
     Pre-norm (``norm_first=True``): ``x + Dropout(sublayer(LayerNorm(x)))``.
 
-    ``forward(x, sublayer)`` calls ``sublayer`` on a ``(B, T, D)`` tensor. If it returns a
-    tuple, the first item is its output and the rest (e.g. attention weights) is passed
-    through: the result is then ``(new_x, *rest)``. The output must have the shape of ``x``.
+    ``forward(x, sublayer)`` calls ``sublayer`` on a ``(B, T, D)`` tensor; it must return a
+    tensor of the shape of ``x``, and so does ``forward``.
     """
 
     def __init__(self, d_model: int, dropout: float = 0.0, norm_first: bool = False):
@@ -59,8 +58,7 @@ class ResidualSublayer(nn.Module):
     def forward(self, x: torch.Tensor, sublayer):
         _validate.tensor("x", x, floating=True)
         _validate.last_dim("x", x, self.norm.normalized_shape[0], "d_model")
-        out = sublayer(self.norm(x) if self.norm_first else x)
-        y, rest = (out[0], out[1:]) if isinstance(out, tuple) else (out, ())
+        y = sublayer(self.norm(x) if self.norm_first else x)
         # x + y would broadcast a (B, 1, D) or (T, D) output over x without an error.
         if not isinstance(y, torch.Tensor) or y.shape != x.shape:
             got = tuple(y.shape) if isinstance(y, torch.Tensor) else type(y).__name__
@@ -69,9 +67,7 @@ class ResidualSublayer(nn.Module):
                 f"adds the two); got {got}"
             )
         y = x + self.dropout(y)
-        if not self.norm_first:
-            y = self.norm(y)
-        return (y, *rest) if rest else y
+        return y if self.norm_first else self.norm(y)
 
 
 class LayerNorm(nn.Module):

@@ -9,10 +9,11 @@ its full size or 1); a 3-D mask is rejected (see :class:`~course_lib.attention.M
 import math
 from dataclasses import dataclass, field
 
+import torch
 from torch import nn
 
 from . import _validate
-from .attention import MultiHeadAttention
+from .attention import MultiHeadAttention, record_attention
 from .data import PAD_ID
 from .interop import copy_weights_from_torch  # re-exported: the model API in one place
 from .layers import PositionwiseFeedForward, ResidualSublayer
@@ -40,14 +41,15 @@ class TransformerConfig:
     final_norm: bool = False  # a LayerNorm after each stack, as nn.Transformer always has
 
     def __post_init__(self):
-        sizes = ("src_vocab_size", "tgt_vocab_size", "d_model", "n_heads", "n_encoder_layers",
-                 "n_decoder_layers", "d_ff", "max_len")  # fmt: skip
+        sizes = ("src_vocab_size", "tgt_vocab_size", "d_model", "n_heads")
+        sizes += ("n_encoder_layers", "n_decoder_layers", "d_ff", "max_len")
         for name in sizes:
             _validate.positive_int(name, getattr(self, name))
         _validate.divisible(self.d_model, self.n_heads)
         if self.d_model % 2:
             raise ValueError(
-                f"d_model must be even: the positional encoding pairs sin and cos; got {self.d_model}"
+                "d_model must be even: the positional encoding pairs sin and cos; "
+                f"got {self.d_model}"
             )
         _validate.probability("dropout", self.dropout)
         if self.share_embeddings and self.src_vocab_size != self.tgt_vocab_size:
@@ -93,11 +95,9 @@ class EncoderLayer(nn.Module):
         self.residual1 = ResidualSublayer(c.d_model, c.dropout, c.norm_first)
         self.residual2 = ResidualSublayer(c.d_model, c.dropout, c.norm_first)
 
-    def forward(self, x, mask=None, need_weights: bool = False):
-        out = self.residual1(x, lambda h: self.self_attn(h, h, h, mask, need_weights))
-        x, weights = out if need_weights else (out, None)
-        x = self.residual2(x, self.ffn)
-        return (x, weights) if need_weights else x
+    def forward(self, x, mask=None):
+        x = self.residual1(x, lambda h: self.self_attn(h, h, h, mask)[0])
+        return self.residual2(x, self.ffn)
 
 
 class DecoderLayer(nn.Module):
@@ -112,16 +112,11 @@ class DecoderLayer(nn.Module):
         self.residual2 = ResidualSublayer(c.d_model, c.dropout, c.norm_first)
         self.residual3 = ResidualSublayer(c.d_model, c.dropout, c.norm_first)
 
-    def forward(self, x, memory, tgt_mask=None, memory_mask=None, need_weights: bool = False):
-        out = self.residual1(x, lambda h: self.self_attn(h, h, h, tgt_mask, need_weights))
-        x, self_weights = out if need_weights else (out, None)
+    def forward(self, x, memory, tgt_mask=None, memory_mask=None):
+        x = self.residual1(x, lambda h: self.self_attn(h, h, h, tgt_mask)[0])
         # Queries from the decoder; keys and values from the encoder output ("memory").
-        out = self.residual2(
-            x, lambda h: self.cross_attn(h, memory, memory, memory_mask, need_weights)
-        )
-        x, cross_weights = out if need_weights else (out, None)
-        x = self.residual3(x, self.ffn)
-        return (x, self_weights, cross_weights) if need_weights else x
+        x = self.residual2(x, lambda h: self.cross_attn(h, memory, memory, memory_mask)[0])
+        return self.residual3(x, self.ffn)
 
 
 class Encoder(nn.Module):
@@ -132,15 +127,10 @@ class Encoder(nn.Module):
         self.layers = nn.ModuleList(EncoderLayer(c) for _ in range(c.n_encoder_layers))
         self.norm = nn.LayerNorm(c.d_model) if c.final_norm else nn.Identity()
 
-    def forward(self, x, mask=None, need_weights: bool = False):
-        weights = []
+    def forward(self, x, mask=None):
         for layer in self.layers:
-            x = layer(x, mask, need_weights)
-            if need_weights:
-                x, w = x
-                weights.append(w)
-        x = self.norm(x)
-        return (x, weights) if need_weights else x
+            x = layer(x, mask)
+        return self.norm(x)
 
 
 class Decoder(nn.Module):
@@ -151,16 +141,10 @@ class Decoder(nn.Module):
         self.layers = nn.ModuleList(DecoderLayer(c) for _ in range(c.n_decoder_layers))
         self.norm = nn.LayerNorm(c.d_model) if c.final_norm else nn.Identity()
 
-    def forward(self, x, memory, tgt_mask=None, memory_mask=None, need_weights: bool = False):
-        self_weights, cross_weights = [], []
+    def forward(self, x, memory, tgt_mask=None, memory_mask=None):
         for layer in self.layers:
-            x = layer(x, memory, tgt_mask, memory_mask, need_weights)
-            if need_weights:
-                x, w_self, w_cross = x
-                self_weights.append(w_self)
-                cross_weights.append(w_cross)
-        x = self.norm(x)
-        return (x, self_weights, cross_weights) if need_weights else x
+            x = layer(x, memory, tgt_mask, memory_mask)
+        return self.norm(x)
 
 
 @dataclass
@@ -170,6 +154,18 @@ class Attentions:
     encoder: list = field(default_factory=list)  # encoder self-attention, (B, H, S, S)
     decoder_self: list = field(default_factory=list)  # causal self-attention, (B, H, T, T)
     cross: list = field(default_factory=list)  # decoder-to-encoder, (B, H, T, S)
+
+    @classmethod
+    def of(cls, model: "Transformer", src, tgt) -> tuple[torch.Tensor, "Attentions"]:
+        """Run ``model(src, tgt)`` and return its logits and every layer's attention maps."""
+        with record_attention(model) as maps:
+            logits = model(src, tgt)
+        layers = range(len(model.decoder.layers))
+        return logits, cls(
+            [maps[f"encoder.layers.{i}.self_attn"] for i in range(len(model.encoder.layers))],
+            [maps[f"decoder.layers.{i}.self_attn"] for i in layers],
+            [maps[f"decoder.layers.{i}.cross_attn"] for i in layers],
+        )
 
 
 class Transformer(nn.Module):
@@ -219,16 +215,16 @@ class Transformer(nn.Module):
         _validate.token_ids(name, tokens)
         return self.positional(table(tokens) * math.sqrt(self.config.d_model))
 
-    def encode(self, src, src_mask=None, need_weights: bool = False):
-        """Source ids ``(B, S)`` -> memory ``(B, S, D)`` (and per-layer weights if asked)."""
+    def encode(self, src, src_mask=None):
+        """Source ids ``(B, S)`` -> memory ``(B, S, D)``."""
         x = self._embed(src, self.src_embed, "src")
         if src_mask is None:
             src_mask = padding_mask(src, PAD_ID)
         B, S = src.shape
         _validate.head_mask("src_mask", src_mask, (B, self.config.n_heads, S, S))
-        return self.encoder(x, src_mask, need_weights)
+        return self.encoder(x, src_mask)
 
-    def decode(self, tgt, memory, memory_mask=None, tgt_mask=None, need_weights: bool = False):
+    def decode(self, tgt, memory, memory_mask=None, tgt_mask=None):
         """Target ids ``(B, T)`` and memory ``(B, S, D)`` -> logits ``(B, T, V)``.
 
         ``memory_mask`` is the source padding mask; without it every source position is visible.
@@ -245,24 +241,16 @@ class Transformer(nn.Module):
             tgt_mask = target_mask(tgt, PAD_ID)
         _validate.head_mask("tgt_mask", tgt_mask, (B, H, T, T))
         _validate.head_mask("memory_mask", memory_mask, (B, H, T, S))
-        out = self.decoder(x, memory, tgt_mask, memory_mask, need_weights)
-        if not need_weights:
-            return self.output_projection(out)
-        h, self_weights, cross_weights = out
-        return self.output_projection(h), self_weights, cross_weights
+        return self.output_projection(self.decoder(x, memory, tgt_mask, memory_mask))
 
-    def forward(self, src, tgt, src_mask=None, tgt_mask=None, need_weights: bool = False):
-        """Logits ``(B, T, V)``; with ``need_weights=True``, ``(logits, Attentions)``."""
+    def forward(self, src, tgt, src_mask=None, tgt_mask=None):
+        """Logits ``(B, T, V)``. For the attention maps, see :meth:`Attentions.of`."""
         _validate.token_ids("src", src)
         if src_mask is None:
             src_mask = padding_mask(src, PAD_ID)
         else:
             self._check_key_mask(src, src_mask)
-        if not need_weights:
-            return self.decode(tgt, self.encode(src, src_mask), src_mask, tgt_mask)
-        memory, enc_w = self.encode(src, src_mask, need_weights=True)
-        logits, self_w, cross_w = self.decode(tgt, memory, src_mask, tgt_mask, need_weights=True)
-        return logits, Attentions(enc_w, self_w, cross_w)
+        return self.decode(tgt, self.encode(src, src_mask), src_mask, tgt_mask)
 
     def _check_key_mask(self, src, src_mask):
         """``src_mask`` serves two attentions here: the encoder's, whose queries are the S source
@@ -281,6 +269,48 @@ class Transformer(nn.Module):
             )
 
 
+def make_encoder(vocab, d_model, n_heads, n_layers, d_ff, dropout=0.1, final_norm=False):
+    """An encoder-only model as tutorials build it: embedding, positional encoding and a stack.
+
+    Linear layers with biases, separate embeddings, no output layer; lesson 7 counts its
+    parameters and probes what each position sees. Returns an ``nn.ModuleDict`` with
+    ``"embedding"``, ``"positional"`` and ``"encoder"``.
+    """
+    c = TransformerConfig(
+        src_vocab_size=vocab,
+        tgt_vocab_size=vocab,
+        d_model=d_model,
+        n_heads=n_heads,
+        n_encoder_layers=n_layers,
+        d_ff=d_ff,
+        dropout=dropout,
+        max_len=512,
+        share_embeddings=False,
+        attention_bias=True,
+        final_norm=final_norm,
+    )
+    return nn.ModuleDict(
+        {
+            "embedding": nn.Embedding(vocab, d_model),
+            "positional": PositionalEncoding(d_model, c.max_len, dropout),
+            "encoder": Encoder(c),
+        }
+    )
+
+
+class UnmaskedByDefault(Transformer):
+    """A model as a popular tutorial writes it: without masks, every position sees every other.
+
+    Lesson 7's errata: its training step passes no masks, so its decoder reads the future.
+    """
+
+    def forward(self, src, tgt, src_mask=None, tgt_mask=None):
+        see_all = torch.ones(1, 1, 1, 1, dtype=torch.bool)
+        src_mask = see_all if src_mask is None else src_mask
+        tgt_mask = see_all if tgt_mask is None else tgt_mask
+        return super().forward(src, tgt, src_mask, tgt_mask)
+
+
 __all__ = [
     "Attentions",
     "Decoder",
@@ -289,6 +319,9 @@ __all__ = [
     "EncoderLayer",
     "Transformer",
     "TransformerConfig",
+    "UnmaskedByDefault",
     "copy_weights_from_torch",
     "count_parameters",
+    "make_encoder",
+    "record_attention",
 ]

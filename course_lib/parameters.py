@@ -13,6 +13,11 @@ _COMPONENTS = (
 )
 
 
+def component(name: str) -> str:
+    """The component a parameter belongs to, from its dotted name: ``"attention"``, ..."""
+    return next((c for c, keys in _COMPONENTS if any(k in name for k in keys)), "other")
+
+
 def count_parameters(model: nn.Module) -> dict[str, int]:
     """Trainable parameters per component, plus the ``total``.
 
@@ -32,8 +37,7 @@ def count_parameters(model: nn.Module) -> dict[str, int]:
     for name, p in model.named_parameters():  # named_parameters yields a shared tensor once
         if not p.requires_grad:
             continue
-        component = next((c for c, keys in _COMPONENTS if any(k in name for k in keys)), "other")
-        counts[component] += p.numel()
+        counts[component(name)] += p.numel()
     if not counts["other"]:
         del counts["other"]
     counts["total"] = sum(counts.values())

@@ -32,7 +32,7 @@ def warmup_inverse_sqrt(step: int, d_model: int, warmup: int = 4000, factor: flo
 
 
 def paper_optimizer(model: nn.Module) -> torch.optim.Adam:
-    """Adam with β1 = 0.9, β2 = 0.98, ε = 1e-9 (§5.3); lr 1.0 so the scheduler's value *is* the lr."""
+    """Adam with β1 = 0.9, β2 = 0.98, ε = 1e-9 (§5.3); lr 1.0: the scheduler's value *is* the lr."""
     return torch.optim.Adam(model.parameters(), lr=1.0, betas=(0.9, 0.98), eps=1e-9)
 
 
@@ -65,7 +65,8 @@ def label_smoothed_cross_entropy(
         raise TypeError(f"target must hold integer class ids; got dtype {target.dtype}")
     if logits.shape[:-1] != target.shape:
         raise ValueError(
-            f"target must have shape logits.shape[:-1] = {tuple(logits.shape[:-1])}; got {tuple(target.shape)}"
+            f"target must have shape logits.shape[:-1] = {tuple(logits.shape[:-1])}; "
+            f"got {tuple(target.shape)}"
         )
     _validate.probability("smoothing", smoothing)
     keep = target != ignore_index

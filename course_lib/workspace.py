@@ -3,15 +3,15 @@
 ``lessons/`` holds the pristine notebooks and is never edited; learners work in copies in
 ``workspace/`` (ignored by git). ``prepare`` copies every lesson that is not there yet and
 never overwrites a learner's file; it lists the copies made from an older version of their
-lesson (each lesson records its version: see ``course_lib.authoring``). ``update`` writes
+lesson (each lesson records its version: see ``course_lib.lesson_format``). ``update`` writes
 the new version of one lesson with the learner's answers carried over; ``restore`` puts
 back a fresh copy. Both keep the old copy beside the new one as a backup.
 
 Commands (run from the repository root)::
 
-    python -m course_lib.workspace prepare        # what `make lab` runs first
-    python -m course_lib.workspace update 03      # new version, answers kept (`make update LESSON=03`)
-    python -m course_lib.workspace restore 03     # fresh copy of lesson 03 (`make restore LESSON=03`)
+    python -m course_lib.workspace prepare     # what `make lab` runs first
+    python -m course_lib.workspace update 03   # new version, answers kept (`make update LESSON=03`)
+    python -m course_lib.workspace restore 03  # fresh copy of lesson 03 (`make restore LESSON=03`)
 """
 
 import argparse
@@ -25,7 +25,7 @@ from pathlib import Path
 
 import nbformat
 
-from course_lib.authoring import ANSWER_PROMPT, COURSE, STUB_COMMENT, fingerprint, is_exercise
+from course_lib.lesson_format import ANSWER_PROMPT, COURSE, STUB_COMMENT, fingerprint, is_exercise
 
 LESSONS, WORKSPACE = Path("lessons"), Path("workspace")
 

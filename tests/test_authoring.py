@@ -8,7 +8,7 @@ import nbformat
 import pytest
 
 from course_lib import checks
-from course_lib.authoring import (
+from course_tools.authoring import (
     ANSWER_PROMPT,
     build_lessons,
     fingerprint,

@@ -12,8 +12,8 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from course_lib.authoring import STUB_COMMENT
-from course_lib.grade import main
+from course_tools.authoring import STUB_COMMENT
+from course_tools.grade import main
 
 ROOT = Path(__file__).resolve().parents[1]
 NAME = "03_scaled_dot_product_attention.ipynb"

@@ -11,13 +11,13 @@ import pytest
 import torch
 
 from course_lib.attention import scaled_dot_product_attention
-from course_lib.authoring import ANSWER_PROMPT
 from course_lib.checks import EXERCISES, FAILED, NOT_DONE, PASSED
-from course_lib.grading import notebooks, reports
-from course_lib.grading.evaluation import check_one, isolated, reference_uses
-from course_lib.grading.execution import _only_checks
-from course_lib.grading.grader import find_submissions, load_points
 from course_lib.masks import causal_mask
+from course_tools.authoring import ANSWER_PROMPT
+from course_tools.grading import notebooks, reports
+from course_tools.grading.checking import check_one, isolated, reference_uses
+from course_tools.grading.execution import _only_checks
+from course_tools.grading.grader import find_submissions, load_points
 
 
 def _nb(*cells):

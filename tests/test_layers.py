@@ -74,11 +74,13 @@ def test_residual_post_norm_and_pre_norm():
     torch.testing.assert_close(pre(x, double), x + 2 * pre.norm(x))
 
 
-def test_residual_passes_extra_outputs_through():
+def test_residual_takes_a_sublayer_that_returns_one_tensor():
     residual = ResidualSublayer(4)
     x = torch.randn(1, 2, 4)
-    y, extra = residual(x, lambda h: (h, "weights"))
-    assert extra == "weights" and y.shape == x.shape
+    assert residual(x, lambda h: h).shape == x.shape
+    # An attention module returns (output, weights): the caller picks the output.
+    with pytest.raises(ValueError, match="sublayer must return a tensor of x's shape"):
+        residual(x, lambda h: (h, None))
 
 
 def test_residual_without_sublayer_output_keeps_the_signal():
@@ -112,7 +114,7 @@ def test_residual_without_sublayer_output_keeps_the_signal():
         (
             lambda: ResidualSublayer(4)(torch.zeros(2, 3, 4), lambda h: (h[0], "weights")),
             ValueError,
-            r"sublayer must return .*got \(3, 4\)",
+            r"sublayer must return .*got tuple",  # one tensor, never a tuple to unpack
         ),
         (
             lambda: LayerNorm(4, eps=-1.0),

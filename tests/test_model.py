@@ -4,8 +4,10 @@ import pytest
 import torch
 from torch import nn
 
+from course_lib.attention import record_attention
 from course_lib.masks import causal_mask, padding_mask, target_mask
 from course_lib.model import (
+    Attentions,
     Transformer,
     TransformerConfig,
     copy_weights_from_torch,
@@ -55,7 +57,7 @@ def test_forward_shapes(B, S, T, d_model, n_heads):
 def test_attention_weights_are_exposed_per_layer_and_head():
     model = Transformer(small(n_encoder_layers=2, n_decoder_layers=3)).eval()
     src, tgt = tokens(2, 6, 30, lengths=[6, 4]), tokens(2, 5, 40)
-    logits, att = model(src, tgt, need_weights=True)
+    logits, att = Attentions.of(model, src, tgt)
     torch.testing.assert_close(logits, model(src, tgt))
     assert [w.shape for w in att.encoder] == [(2, 4, 6, 6)] * 2
     assert [w.shape for w in att.decoder_self] == [(2, 4, 5, 5)] * 3
@@ -65,6 +67,25 @@ def test_attention_weights_are_exposed_per_layer_and_head():
     for w in att.encoder + att.cross:  # padded source positions get no attention
         assert torch.equal(w[1, ..., 4:], torch.zeros_like(w[1, ..., 4:]))
         torch.testing.assert_close(w.sum(-1), torch.ones(w.shape[:-1]))
+
+
+def test_recording_attention_leaves_the_model_as_it_was():
+    model = Transformer(small(n_encoder_layers=1, n_decoder_layers=1)).eval()
+    src, tgt = tokens(2, 6, 30), tokens(2, 5, 40)
+    with record_attention(model) as maps:
+        model(src, tgt)
+    names = ["encoder.layers.0.self_attn", "decoder.layers.0.self_attn"]
+    assert sorted(maps) == sorted([*names, "decoder.layers.0.cross_attn"])
+    with record_attention(model.encoder.layers[0].self_attn) as alone:
+        pass
+    assert alone == {}  # nothing ran in the block
+    attention = model.encoder.layers[0].self_attn
+    assert not attention._forward_hooks and not attention._forward_pre_hooks  # hooks removed
+    with (
+        pytest.raises(TypeError, match="module must be an nn.Module; got str"),
+        record_attention("x"),
+    ):
+        pass
 
 
 def test_embeddings_are_scaled_by_sqrt_d_model_before_the_encoding():

@@ -289,7 +289,7 @@ def test_agrees_with_torch_transformer_encoder_layer(trace, inputs):
 
 
 def test_agrees_with_course_lib_encoder_layer(trace, inputs):
-    from course_lib.attention import scaled_dot_product_attention
+    from course_lib.attention import record_attention, scaled_dot_product_attention
     from course_lib.model import EncoderLayer, TransformerConfig
 
     _, p = inputs
@@ -314,7 +314,9 @@ def test_agrees_with_course_lib_encoder_layer(trace, inputs):
             torch.eye(8, dtype=torch.float64)
         )  # the project has no W^O
         layer.self_attn.w_o.bias.zero_()
-        out, weights = layer(t(trace.x)[None], need_weights=True)
+        with record_attention(layer) as maps:
+            out = layer(t(trace.x)[None])
+        weights = maps["self_attn"]
         np.testing.assert_allclose(out[0].numpy(), trace.out, atol=1e-10, rtol=0)
         np.testing.assert_allclose(weights[0, 0].numpy(), trace.weights, atol=1e-12, rtol=0)
         attn, _ = scaled_dot_product_attention(t(trace.q), t(trace.k), t(trace.v))

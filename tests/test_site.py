@@ -7,7 +7,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from course_lib.site import assets, index, pages, select
+from course_tools.site import assets, index, pages, select
 
 ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text(encoding="utf-8")
@@ -143,7 +143,7 @@ def test_exporter_urls_are_relative_and_under_static():
 
 
 def test_package_json_and_its_lock_pin_the_same_versions():
-    lock = json.loads((ROOT / "course_lib/site/package-lock.json").read_text(encoding="utf-8"))
+    lock = json.loads((ROOT / "course_tools/site/package-lock.json").read_text(encoding="utf-8"))
     pinned = assets.pinned_versions()
     assert lock["packages"][""]["dependencies"] == pinned
     for name, version in pinned.items():

@@ -8,7 +8,7 @@ import nbformat
 import pytest
 
 from course_lib import workspace
-from course_lib.authoring import COURSE, build_lessons, lesson_version
+from course_tools.authoring import COURSE, build_lessons, lesson_version
 
 
 @pytest.fixture

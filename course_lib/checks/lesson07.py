@@ -13,8 +13,8 @@ from torch import nn
 
 from ..data import PAD_ID
 from ..masks import padding_mask, target_mask
-from ..model import Encoder, Transformer, TransformerConfig
-from ..positional import PositionalEncoding
+from ..model import TransformerConfig, UnmaskedByDefault, make_encoder
+from ..parameters import component
 from ._core import Exercise, Mismatch, call, choice
 from ._tensors import as_tensor, expect_shape, one_number
 
@@ -114,50 +114,25 @@ def _verify_apply(encoder_layer_weights, encoder_weights) -> str:
     )
 
 
-# Encoders built from course_lib's pieces, as in the notebook (7.4, 7.5) ----------------------
-
-
-def encoder_only(vocab, d_model, n_heads, n_layers, d_ff, dropout=0.1) -> nn.ModuleDict:
-    """Embedding, positional encoding and an encoder stack with biases, no final norm."""
-    c = TransformerConfig(
-        src_vocab_size=vocab, tgt_vocab_size=vocab, d_model=d_model, n_heads=n_heads,
-        n_encoder_layers=n_layers, n_decoder_layers=1, d_ff=d_ff, dropout=dropout,
-        max_len=512, attention_bias=True, share_embeddings=False,
-    )  # fmt: skip
-    return nn.ModuleDict(
-        {
-            "embedding": nn.Embedding(vocab, d_model),
-            "positional": PositionalEncoding(d_model, 512, dropout),
-            "encoder": Encoder(c),
-        }
-    )
-
-
 # 7.4 (lab L7.A) Parameter breakdown ----------------------------------------------------------
 
 _KEYS = ("embedding", "attention", "feed_forward", "norms", "total")
 
 
-def _reference_breakdown(model) -> dict:
+def _breakdown(model, weights_only: bool = False) -> dict:
+    """The exercise's dict, by course_lib.parameters' grouping (its "embeddings" is "embedding")."""
     counts = dict.fromkeys(_KEYS, 0)
     for name, p in model.named_parameters():
-        key = next(k for k, words in _PARTS if any(w in name for w in words))
-        counts[key] += p.numel()
-        counts["total"] += p.numel()
+        if p.dim() > 1 or not weights_only:
+            part = component(name)
+            counts["embedding" if part == "embeddings" else part] += p.numel()
+            counts["total"] += p.numel()
     return counts
-
-
-_PARTS = (
-    ("embedding", ("embed",)),
-    ("attention", ("attn",)),
-    ("feed_forward", ("ffn",)),
-    ("norms", ("norm",)),
-)
 
 
 def _verify_breakdown(parameter_breakdown) -> str:
     for sizes in [(10_000, 512, 8, 6, 2048), (50, 16, 2, 2, 24)]:
-        model = encoder_only(*sizes)
+        model = make_encoder(*sizes)
         got = call(parameter_breakdown, model, during=f"on the encoder {sizes}")
         if not isinstance(got, dict):
             raise Mismatch(f"parameter_breakdown should return a dict; got {type(got).__name__}")
@@ -166,12 +141,7 @@ def _verify_breakdown(parameter_breakdown) -> str:
             raise Mismatch(
                 f"the dict needs the keys {', '.join(_KEYS)}; missing {', '.join(missing)}"
             )
-        expected = _reference_breakdown(model)
-        weights_only = {k: 0 for k in _KEYS}
-        for name, p in model.named_parameters():
-            if p.dim() > 1:
-                key = next(k for k, words in _PARTS if any(w in name for w in words))
-                weights_only[key] += p.numel()
+        expected, weights_only = _breakdown(model), _breakdown(model, weights_only=True)
         for key in _KEYS:
             value = float(one_number(key, got[key]))
             if abs(value - expected[key]) < 0.5:
@@ -198,7 +168,7 @@ def _verify_breakdown(parameter_breakdown) -> str:
                 f"`{key}` = {value:,.0f} on the encoder {sizes}; expected {expected[key]:,}. "
                 "Sort each parameter by its name (model.named_parameters()) and add p.numel()."
             )
-    big = _reference_breakdown(encoder_only(10_000, 512, 8, 6, 2048))
+    big = _breakdown(make_encoder(10_000, 512, 8, 6, 2048))
     ffn = big["feed_forward"] / big["total"]
     return f"total {big['total']:,}; the feed-forward networks hold {ffn:.2%}, the largest share."
 
@@ -228,7 +198,7 @@ def _influence(enc, tokens, zeroed, probe, *, zero_after_pe=False, scale=True, z
 
 def _verify_influence(influence) -> str:
     torch.manual_seed(7)  # the same encoder every time; Exercise.run restores the learner's seed
-    enc = encoder_only(60, 16, 2, 2, 32)
+    enc = make_encoder(60, 16, 2, 2, 32)
     tokens = torch.randint(4, 60, (3, 15), generator=torch.Generator().manual_seed(1))
     enc.train()  # the learner's function must switch dropout off itself
     got = as_tensor(
@@ -472,16 +442,6 @@ def _verify_library(library_encoder, library_output) -> str:
 # 7.11 (lab L7.H) A complete training step ------------------------------------------------------
 
 
-class UnmaskedByDefault(Transformer):
-    """A model like the popular version's: no mask at all unless one is passed."""
-
-    def forward(self, src, tgt, src_mask=None, tgt_mask=None, need_weights=False):
-        see_all = torch.ones(1, 1, 1, 1, dtype=torch.bool)
-        src_mask = see_all if src_mask is None else src_mask
-        tgt_mask = see_all if tgt_mask is None else tgt_mask
-        return super().forward(src, tgt, src_mask, tgt_mask, need_weights)
-
-
 def _setup(seed=0):
     torch.manual_seed(seed)  # identical models to compare; Exercise.run restores the learner's seed
     model = UnmaskedByDefault(TransformerConfig.tiny(12, 12, dropout=0.0))
@@ -600,4 +560,4 @@ EXERCISES = [
               "The same id means a row of the embedding table the model was trained with, and only that."), kind="choice"),
 ]  # fmt: skip
 
-__all__ = ["EXERCISES", "FAMILY_TASKS", "UnmaskedByDefault", "encoder_only"]
+__all__ = ["EXERCISES", "FAMILY_TASKS"]

@@ -18,6 +18,7 @@ import numpy as np
 import torch
 
 from .. import numpy_encoder as ref
+from ..interop import encoder_layers_from_numpy
 from ._core import NOT_DONE, Exercise, Mismatch, NotDone, call, choice
 from ._tensors import diagnose, fmt
 
@@ -538,42 +539,7 @@ def _encoder_output(encoder_layer, emb, p, during):
 # 8.9 continued: PyTorch as the referee -------------------------------------------------------------------------
 
 
-def torch_encoder_layers(p: ref.EncoderParams):
-    """``course_lib``'s ``EncoderLayer`` and ``nn.TransformerEncoderLayer`` holding ``p``
-    (float64, one head, W^O = identity, no attention biases, dropout 0, eval mode)."""
-    from ..model import EncoderLayer, TransformerConfig
-
-    d_model, d_ff = p.w1.shape
-    ours = EncoderLayer(TransformerConfig(d_model=d_model, n_heads=1, d_ff=d_ff, dropout=0.0,
-                                          attention_bias=True)).double().eval()  # fmt: skip
-    theirs = torch.nn.TransformerEncoderLayer(d_model, 1, d_ff, dropout=0.0, batch_first=True)
-    theirs = theirs.double().eval()
-
-    def t(a):
-        return torch.from_numpy(np.ascontiguousarray(a, dtype=np.float64))
-
-    eye = np.eye(d_model)
-    with torch.no_grad():  # nn.Linear computes x @ weight.T, so weight = W.T
-        linears = [(ours.self_attn.w_q, p.w_q, 0), (ours.self_attn.w_k, p.w_k, 0),
-                   (ours.self_attn.w_v, p.w_v, 0), (ours.self_attn.w_o, eye, 0),
-                   (ours.ffn.w_1, p.w1, p.b1), (ours.ffn.w_2, p.w2, p.b2),
-                   (theirs.self_attn.out_proj, eye, 0), (theirs.linear1, p.w1, p.b1),
-                   (theirs.linear2, p.w2, p.b2)]  # fmt: skip
-        for linear, w, b in linears:
-            linear.weight.copy_(t(w.T))
-            linear.bias.copy_(t(b + np.zeros(w.shape[1])))
-        theirs.self_attn.in_proj_weight.copy_(t(np.concatenate([p.w_q.T, p.w_k.T, p.w_v.T])))
-        theirs.self_attn.in_proj_bias.zero_()
-        norms = [(ours.residual1.norm, theirs.norm1, p.gamma1, p.beta1),
-                 (ours.residual2.norm, theirs.norm2, p.gamma2, p.beta2)]  # fmt: skip
-        for mine, its, gamma, beta in norms:
-            for norm in (mine, its):
-                norm.weight.copy_(t(gamma))
-                norm.bias.copy_(t(beta))
-    return {"course_lib EncoderLayer": ours, "nn.TransformerEncoderLayer": theirs}
-
-
-def torch_output(layer, x: np.ndarray) -> np.ndarray:
+def _torch_output(layer, x: np.ndarray) -> np.ndarray:
     with torch.no_grad():
         return layer(torch.from_numpy(np.ascontiguousarray(x, dtype=np.float64))[None])[0].numpy()
 
@@ -585,8 +551,9 @@ def _verify_encoder_layer(encoder_layer) -> str:
         expected = ref.encoder_layer(emb, p).out
         _compare("encoder_layer(...)", got, expected, _encoder_mistakes(emb, p), during)
         x = emb + ref.positional_encoding(*emb.shape)
-        for name, layer in torch_encoder_layers(p).items():
-            gap = np.abs(got - torch_output(layer, x)).max()
+        ours, theirs = encoder_layers_from_numpy(p)
+        for name, layer in (("course_lib EncoderLayer", ours), ("nn.TransformerEncoderLayer", theirs)):
+            gap = np.abs(got - _torch_output(layer, x)).max()
             if not gap < 1e-8:  # agreeing with the numpy reference, it cannot get here
                 raise Mismatch(f"{during}, your encoder differs from {name} by up to {gap:.3g}.")
     return (

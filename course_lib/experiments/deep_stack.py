@@ -1,10 +1,11 @@
-"""Lesson 6 at initialisation: what residuals and layer norm do to a deep stack's signal and gradient.
+"""Lesson 6 at initialisation: what residuals and layer norm do to deep stacks' signal and gradient.
 
 Two experiments on freshly initialised stacks (no training), both drawn from ``seed``:
 
-- 48 FFN sub-layers wrapped in each of six ways (:func:`course_lib.widgets.deep_stack.stack_profile`):
-  without a residual path or a norm the signal fades and the first layer's gradient vanishes;
-  with the residual path the gradient survives.
+- 48 FFN sub-layers wrapped in each of six ways
+  (:func:`course_lib.widgets.deep_stack.stack_profile`): without a residual path or a norm the
+  signal fades and the first layer's gradient vanishes; with the residual path the gradient
+  survives.
 - 12 encoder layers, post-norm against pre-norm, fed one random input: post-norm's output
   norm is fixed by its final LayerNorm, pre-norm's grows with depth, and neither stack's
   gradient vanishes or explodes. With ``nn.Linear``'s default initialisation in the attention
@@ -31,7 +32,7 @@ def encoder_input(seed: int = 0):
 
 
 def run_stack(layers, x, readout):
-    """Output norms after each layer, and each layer's gradient norm for the loss (h · readout).sum()."""
+    """Each layer's output norm and gradient norm, for the loss (h · readout).sum()."""
     layers.zero_grad()
     h, norms = x, []
     for layer in layers:
@@ -97,14 +98,32 @@ def run(seed: int = 0) -> dict:
 
 
 FFN = (
-    Bound("plain_first_layer_variance", ">", 1 / 25, 0.005, "F(x): one layer divides the variance by 25 at most"),
+    Bound(
+        "plain_first_layer_variance",
+        ">",
+        1 / 25,
+        0.005,
+        "F(x): one layer divides the variance by 25 at most",
+    ),
     Bound("plain_first_layer_variance", "<", 1 / 12, 0.005, "and by 12 at least"),
-    Bound("plain_gradient_ratio", "<", 1e-6, 9e-7, "without residual or norm, layer 1's gradient vanishes"),
+    Bound(
+        "plain_gradient_ratio",
+        "<",
+        1e-6,
+        9e-7,
+        "without residual or norm, layer 1's gradient vanishes",
+    ),
     Bound("plain_output_rms_ratio", "<", 0.1, 0.03, "and the signal fades to under a tenth"),
-    Bound("residual_gradient_ratio_min", ">", 0.1, 0.05, "with the residual path, layer 1's gradient is over 1/10 of layer 48's"),
+    Bound(
+        "residual_gradient_ratio_min",
+        ">",
+        0.1,
+        0.05,
+        "with the residual path, layer 1's gradient is over 1/10 of layer 48's",
+    ),
     Bound("residual_gradient_ratio_max", "<", 10, 3, "and under 10 times it"),
     Bound("post_norm_rms_error", "<", 1e-3, 5e-4, "post-norm: every layer's output has RMS 1"),
-)  # fmt: skip
+)
 ENCODER = (
     Bound("post_norm_error", "<", 0.01, 0.005, "post-norm: |h| = √(2·10·64) after every layer"),
     Bound("pre_norm_grows", ">", 0.5, 0.0, "pre-norm: |h| grows with every layer"),
@@ -115,9 +134,14 @@ ENCODER = (
     Bound("first_gradient_ratio", "<", 10, 3, "(within 10x)"),
     Bound("post_gradient_spread", "<", 5, 1, "post-norm: no layer's gradient 5x another's"),
     Bound("pre_gradient_spread", "<", 5, 0.8, "pre-norm: no layer's gradient 5x another's"),
-    Bound("default_init_vs_reprinted", "<", 0.15, 0.05,
-          "with nn.Linear's default init, pre-norm's |h| is within 15% of the reprinted 37, 45, 52"),
-)  # fmt: skip
+    Bound(
+        "default_init_vs_reprinted",
+        "<",
+        0.15,
+        0.05,
+        "with nn.Linear's default init, pre-norm's |h| is within 15% of the reprinted 37, 45, 52",
+    ),
+)
 EXPERIMENT = Experiment(name="deep_stack", lesson=6, run=run, bounds=FFN + ENCODER)
 FFN_MEASURES = tuple(dict.fromkeys(b.measure for b in FFN))  # for EXPERIMENT.verify(result, ...)
 ENCODER_MEASURES = tuple(dict.fromkeys(b.measure for b in ENCODER))

@@ -1,4 +1,4 @@
-"""Lesson 3's "find the bug": a decoder trained without its causal mask, against one trained with it.
+"""Lesson 3's "find the bug": a decoder trained without its causal mask against one trained with it.
 
 Two identical tiny Transformers learn to reverse sequences of 8 symbols. One is trained with a
 target mask that lets every position see the whole target (the bug of a popular tutorial), the
@@ -83,9 +83,19 @@ EXPERIMENT = Experiment(
     run=run,
     bounds=(
         Bound("leaky_loss", "<", 0.05, 0.02, "the leaky decoder's training loss is near 0"),
-        Bound("leaky_generates", "<", 0.10, 0.05,
-              "yet it generates under 10% of the unseen sequences exactly"),
-        Bound("masked_generates", ">", 0.40, 0.15,
-              "while the masked decoder generates many of them exactly (over 40%)"),
+        Bound(
+            "leaky_generates",
+            "<",
+            0.10,
+            0.05,
+            "yet it generates under 10% of the unseen sequences exactly",
+        ),
+        Bound(
+            "masked_generates",
+            ">",
+            0.40,
+            0.15,
+            "while the masked decoder generates many of them exactly (over 40%)",
+        ),
     ),
-)  # fmt: skip
+)

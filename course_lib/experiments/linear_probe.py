@@ -69,6 +69,12 @@ EXPERIMENT = Experiment(
     lesson=7,
     run=run,
     bounds=(
-        Bound("accuracy_after", ">", 0.95, 0.02, "after fine-tuning the head, over 95% of the held-out sentences are right"),
+        Bound(
+            "accuracy_after",
+            ">",
+            0.95,
+            0.02,
+            "after fine-tuning the head, over 95% of the held-out sentences are right",
+        ),
     ),
-)  # fmt: skip
+)

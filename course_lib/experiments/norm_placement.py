@@ -84,6 +84,8 @@ EXPERIMENT = Experiment(
     run=run,
     bounds=(
         Bound("post_norm_loss", ">", 2.15, 0.05, "post-norm stays near chance (ln 10 ≈ 2.30)"),
-        Bound("pre_norm_lead", ">", 0.15, 0.05, "pre-norm ends at least 0.15 lower: it is learning"),
+        Bound(
+            "pre_norm_lead", ">", 0.15, 0.05, "pre-norm ends at least 0.15 lower: it is learning"
+        ),
     ),
-)  # fmt: skip
+)

@@ -1,4 +1,4 @@
-"""Lesson 1's lab L1.A, reduced: an LSTM seq2seq with and without Bahdanau attention reverses sequences.
+"""Lab L1.A, reduced: an LSTM seq2seq with and without Bahdanau attention reverses sequences.
 
 Both models start from the same seed and train with the same recipe (reduced to run live:
 length 12, 2,000 training sequences, 8 epochs). Without attention the whole source must pass
@@ -68,12 +68,36 @@ EXPERIMENT = Experiment(
     lesson=1,
     run=run,
     bounds=(
-        Bound("attention_token_accuracy", ">", 0.9, 0.03, "with attention, over 90% of the tokens are right"),
-        Bound("attention_sequence_accuracy", ">", 0.8, 0.05, "and over 80% of the sequences are reversed perfectly"),
-        Bound("vanilla_token_accuracy", "<", 0.5, 0.1, "without attention, under 50% of the tokens are right"),
+        Bound(
+            "attention_token_accuracy",
+            ">",
+            0.9,
+            0.03,
+            "with attention, over 90% of the tokens are right",
+        ),
+        Bound(
+            "attention_sequence_accuracy",
+            ">",
+            0.8,
+            0.05,
+            "and over 80% of the sequences are reversed perfectly",
+        ),
+        Bound(
+            "vanilla_token_accuracy",
+            "<",
+            0.5,
+            0.1,
+            "without attention, under 50% of the tokens are right",
+        ),
         Bound("vanilla_sequence_accuracy", "<", 0.05, 0.03, "and under 5% of the sequences"),
-        Bound("on_copied_or_next", ">", 0.9, 0.03,
-              "the largest attention weight sits on the symbol being copied or the one after it in over 90% of the steps"),
+        Bound(
+            "on_copied_or_next",
+            ">",
+            0.9,
+            0.03,
+            "the largest attention weight sits on the symbol being copied or the one after it "
+            "in over 90% of the steps",
+        ),
     ),
     sweep_seeds=(0, 1, 2, 3, 4),
-)  # fmt: skip
+)

@@ -49,7 +49,7 @@ def one_query_ten_keys(d_k: int, n: int = 2_000, *, generator=None):
 
 
 def spread_measures(sampled: dict) -> dict:
-    """Lesson 2: ``{4: dots, 512: dots}`` -> how far the variance, mean and spread are from theory."""
+    """Lesson 2: ``{4: dots, 512: dots}`` -> how far variance, mean and spread are from theory."""
     small, large = sampled[4], sampled[512]
     return {
         "variance_error": max(abs(x.var().item() / d - 1) for d, x in sampled.items()),
@@ -106,20 +106,48 @@ def run(seed: int = 0) -> dict:
 LESSON_2 = (
     Bound("variance_error", "<", 0.02, 0.01, "Var(q·k) / d_k is within 2% of 1 at d_k = 4 and 512"),
     Bound("largest_mean", "<", 0.2, 0.05, "and the mean of q·k within 0.2 of 0"),
-    Bound("std_ratio_error", "<", 0.3, 0.15, "the spread grows by √128 ≈ 11.3 (within 0.3) from d_k = 4 to 512"),
+    Bound(
+        "std_ratio_error",
+        "<",
+        0.3,
+        0.15,
+        "the spread grows by √128 ≈ 11.3 (within 0.3) from d_k = 4 to 512",
+    ),
     Bound("beyond_8_at_4", "<", 0.02, 0.01, "scores beyond ±8: under 2% at d_k = 4"),
     Bound("beyond_8_at_512", ">", 0.65, 0.04, "over 65% at d_k = 512"),
     Bound("slope_error", "<", 0.03, 0.01, "log-log slope of Var(q·k) against d_k within 0.03 of 1"),
-    Bound("ratio_64_error", "<", 0.1, 0.02, "Var at d_k = 64 is 64 times Var at d_k = 1 (within 10%)"),
-)  # fmt: skip
+    Bound(
+        "ratio_64_error", "<", 0.1, 0.02, "Var at d_k = 64 is 64 times Var at d_k = 1 (within 10%)"
+    ),
+)
 LESSON_3 = (
-    Bound("variance_error_20k", "<", 0.1, 0.04, "Var(q·k) = d_k, and Var(q·k/√d_k) = 1, within 10%"),
-    Bound("largest_weight_unscaled_64", ">", 0.8, 0.03, "d_k = 64 unscaled: the favourite key takes over 0.8 of the weight"),
+    Bound(
+        "variance_error_20k", "<", 0.1, 0.04, "Var(q·k) = d_k, and Var(q·k/√d_k) = 1, within 10%"
+    ),
+    Bound(
+        "largest_weight_unscaled_64",
+        ">",
+        0.8,
+        0.03,
+        "d_k = 64 unscaled: the favourite key takes over 0.8 of the weight",
+    ),
     Bound("largest_weight_scaled_64_error", "<", 0.03, 0.01, "scaled: about 0.32 (within 0.03)"),
-    Bound("gradient_ratio_64", "<", 0.6, 0.08, "and the unscaled softmax gradient is under 60% of the scaled one"),
-    Bound("largest_weight_std_8_error", "<", 0.02, 0.01, "scores with std 8: mean largest weight 0.87 (within 0.02)"),
+    Bound(
+        "gradient_ratio_64",
+        "<",
+        0.6,
+        0.08,
+        "and the unscaled softmax gradient is under 60% of the scaled one",
+    ),
+    Bound(
+        "largest_weight_std_8_error",
+        "<",
+        0.02,
+        0.01,
+        "scores with std 8: mean largest weight 0.87 (within 0.02)",
+    ),
     Bound("largest_weight_std_1_error", "<", 0.02, 0.01, "std 1: 0.32 (within 0.02)"),
-)  # fmt: skip
+)
 EXPERIMENT = Experiment(name="score_scale", lesson=2, run=run, bounds=LESSON_2 + LESSON_3)
 LESSON_2_MEASURES = tuple(b.measure for b in LESSON_2)  # for EXPERIMENT.verify(result, ...)
 LESSON_3_MEASURES = tuple(b.measure for b in LESSON_3)

@@ -65,8 +65,14 @@ EXPERIMENT = Experiment(
         Bound("init_previous_head", "<", 0.4, 0.1, "and no head favours the previous position"),
         Bound("init_first_head", "<", 0.4, 0.1, "or the first one"),
         Bound("accuracy", ">", 0.95, 0.02, "after training, over 95% of the outputs are right"),
-        Bound("previous_head", ">", 0.7, 0.1, "one head puts over 0.7 of its weight on the previous symbol"),
+        Bound(
+            "previous_head",
+            ">",
+            0.7,
+            0.1,
+            "one head puts over 0.7 of its weight on the previous symbol",
+        ),
         Bound("first_head", ">", 0.7, 0.1, "one head puts over 0.7 on the first symbol"),
         Bound("different_heads", ">", 0.5, 0.0, "and they are different heads"),
     ),
-)  # fmt: skip
+)

@@ -54,7 +54,7 @@ def agreement(logits, generated, done) -> float:
 
 
 def teacher_forcing_agreement(model, src) -> float:
-    """Greedy-decode ``src``, then score the result in one teacher-forced pass: :func:`agreement`."""
+    """Greedy-decode ``src``, then score it in one teacher-forced pass: :func:`agreement`."""
     with torch.no_grad():
         generated = greedy_decode(model, src)
         tgt_in = torch.cat([torch.full((src.shape[0], 1), BOS_ID), generated[:, :-1]], dim=1)
@@ -76,8 +76,12 @@ def cross_alignment(model, src_vocab, tgt_vocab) -> dict:
             continue
         exact += 1
         subject, verb, _, french_noun, french_adjective = tokenize(fr)  # je vois la pomme rouge
-        pairs = {"subject": (subject, "i"), "verb": (verb, "see"), "noun": (french_noun, noun),
-                 "adjective": (french_adjective, adjective)}  # fmt: skip
+        pairs = {
+            "subject": (subject, "i"),
+            "verb": (verb, "see"),
+            "noun": (french_noun, noun),
+            "adjective": (french_adjective, adjective),
+        }
         for key, (french, english) in pairs.items():
             counts[key] += looks_at(seen, french) == english
     lesson = sentence_attention(model, LESSON_SENTENCE[0], src_vocab, tgt_vocab)
@@ -92,14 +96,19 @@ def cross_alignment(model, src_vocab, tgt_vocab) -> dict:
 
 
 def run(seed: int = 0) -> dict:
-    """Train with :data:`~course_lib.pretrained.RECIPE` from ``seed``; held-out scores and alignment."""
+    """Train with :data:`~course_lib.pretrained.RECIPE` from ``seed``.
+
+    Measures the held-out scores and the alignment.
+    """
     translator, corpus, history = train_translator(dataclasses.replace(RECIPE, seed=seed))
     model, src, tgt = translator.model, translator.src_vocab, translator.tgt_vocab
     scores = evaluate_translation(model, corpus.test, src, tgt)
     first_100 = {
-        f"{method}_first_100": evaluate_translation(model, corpus.test[:100], src, tgt, method=method)["exact_match"]
+        f"{method}_first_100": evaluate_translation(
+            model, corpus.test[:100], src, tgt, method=method
+        )["exact_match"]
         for method in ("greedy", "beam")
-    }  # fmt: skip
+    }
     test_src = collate([(s, [0]) for s, _ in corpus.encode(corpus.test[:100])]).src
     return {
         **loss_measures(history),
@@ -115,25 +124,62 @@ EXPERIMENT = Experiment(
     lesson=7,
     run=run,
     bounds=(
-        Bound("loss_start", ">", 4.0, 0.5, "the loss starts above 4 (guessing among about 200 words)"),
+        Bound(
+            "loss_start", ">", 4.0, 0.5, "the loss starts above 4 (guessing among about 200 words)"
+        ),
         Bound("loss_end", "<", 1.2, 0.1, "and ends under 1.2 (mean of the last 50 steps)"),
-        Bound("exact_match", ">", 0.97, 0.005,
-              "over 97% of the 1,000 held-out sentences are translated exactly"),
+        Bound(
+            "exact_match",
+            ">",
+            0.97,
+            0.005,
+            "over 97% of the 1,000 held-out sentences are translated exactly",
+        ),
         Bound("bleu", ">", 90.0, 2.0, "BLEU over 90"),
         Bound("greedy_first_100", ">", 0.9, 0.04, "greedy: over 90% of the first 100 exactly"),
         Bound("beam_first_100", ">", 0.9, 0.04, "beam search: over 90% of the first 100 exactly"),
-        Bound("teacher_forced_agreement", ">", 0.99, 0.005,
-              "one teacher-forced pass predicts the tokens greedy decoding generated (over 99%)"),
-        Bound("aligned_sentences", ">", 240, 10,
-              "over 240 of the 264 'i see the ADJ NOUN' sentences are translated exactly"),
-        Bound("subject_aligned", ">", 0.8, 0.05,
-              "the subject looks hardest at the English subject in over 80% of the sentences"),
+        Bound(
+            "teacher_forced_agreement",
+            ">",
+            0.99,
+            0.005,
+            "one teacher-forced pass predicts the tokens greedy decoding generated (over 99%)",
+        ),
+        Bound(
+            "aligned_sentences",
+            ">",
+            240,
+            10,
+            "over 240 of the 264 'i see the ADJ NOUN' sentences are translated exactly",
+        ),
+        Bound(
+            "subject_aligned",
+            ">",
+            0.8,
+            0.05,
+            "the subject looks hardest at the English subject in over 80% of the sentences",
+        ),
         Bound("verb_aligned", ">", 0.8, 0.05, "the verb at the English verb in over 80%"),
-        Bound("noun_aligned", ">", 0.9, 0.05,
-              "the French noun looks hardest at the English noun in over 90% of the sentences"),
-        Bound("adjective_aligned", ">", 0.9, 0.05,
-              "the French adjective at the English adjective in over 90%: the order swaps"),
-        Bound("lesson_sentence_aligned", ">", 0.5, 0.0,
-              "and in \"i eat the red apple\": je → i, mange → eat, pomme → apple, rouge → red"),
+        Bound(
+            "noun_aligned",
+            ">",
+            0.9,
+            0.05,
+            "the French noun looks hardest at the English noun in over 90% of the sentences",
+        ),
+        Bound(
+            "adjective_aligned",
+            ">",
+            0.9,
+            0.05,
+            "the French adjective at the English adjective in over 90%: the order swaps",
+        ),
+        Bound(
+            "lesson_sentence_aligned",
+            ">",
+            0.5,
+            0.0,
+            'and in "i eat the red apple": je → i, mange → eat, pomme → apple, rouge → red',
+        ),
     ),
-)  # fmt: skip
+)

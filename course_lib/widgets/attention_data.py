@@ -92,11 +92,13 @@ class AttentionExample:
             raise TypeError(f"q and k must share one dtype; got {q.dtype} and {k.dtype}")
         if q.shape[-1] != k.shape[-1]:
             raise ValueError(
-                f"k must have the same d_k (last dimension) as q; got q {tuple(q.shape)}, k {tuple(k.shape)}"
+                "k must have the same d_k (last dimension) as q; "
+                f"got q {tuple(q.shape)}, k {tuple(k.shape)}"
             )
         if q.dim() == k.dim() == 3 and q.shape[0] != k.shape[0]:
             raise ValueError(
-                f"q and k must have the same number of heads H; got q {tuple(q.shape)}, k {tuple(k.shape)}"
+                "q and k must have the same number of heads H; "
+                f"got q {tuple(q.shape)}, k {tuple(k.shape)}"
             )
         tokens = _tokens("tokens", tokens, q.shape[-2], f"T_q (q has shape {tuple(q.shape)})")
         scores = q.detach() @ k.detach().transpose(-2, -1)  # (H, T_q, d_k) @ (H, d_k, T_k)
@@ -106,7 +108,7 @@ class AttentionExample:
 
     @classmethod
     def from_weights(cls, name, query_tokens, key_tokens, weights):
-        """Weights a model already computed (``need_weights=True``): ``(T_q, T_k)`` or ``(H, T_q, T_k)``.
+        """Weights a model computed (``need_weights=True``): ``(T_q, T_k)`` or ``(H, T_q, T_k)``.
 
         They are stored as scores log(w) with d_k = 1: softmax(log w) = w, so τ = 1 shows the
         weights exactly, and τ still sharpens or flattens them because softmax ignores a
@@ -114,14 +116,16 @@ class AttentionExample:
         """
         if isinstance(weights, torch.Tensor) and weights.dim() == 4:
             raise ValueError(
-                f"weights must be (T_q, T_k) or (H, T_q, T_k); got the batch {tuple(weights.shape)}: pick one, e.g. weights[0]"
+                "weights must be (T_q, T_k) or (H, T_q, T_k); "
+                f"got the batch {tuple(weights.shape)}: pick one, e.g. weights[0]"
             )
         _validate.tensor("weights", weights, ndim=(2, 3), floating=True)
         w = weights.detach().cpu()
         w = w if w.dim() == 3 else w[None]  # (H, T_q, T_k)
         if not w.isfinite().all() or (w < 0).any():
             raise ValueError(
-                "weights must be finite and >= 0 (softmax outputs); got NaN, inf or a negative value"
+                "weights must be finite and >= 0 (softmax outputs); "
+                "got NaN, inf or a negative value"
             )
         sums = w.sum(-1)
         bad = ~((sums - 1).abs() < 1e-3) & (sums != 0)
@@ -129,7 +133,8 @@ class AttentionExample:
             h, i = bad.nonzero()[0].tolist()
             raise ValueError(
                 "each row of weights must sum to 1 (or 0 for a query that sees no key); "
-                f"head {h}, row {i} sums to {sums[h, i]:.4f}. For raw scores use AttentionExample.from_qk"
+                f"head {h}, row {i} sums to {sums[h, i]:.4f}. "
+                "For raw scores use AttentionExample.from_qk"
             )
         return cls(name, query_tokens, key_tokens, w.log(), d_k=1, score_label="log w")
 
@@ -146,8 +151,9 @@ def attention_weights(example, head=0, temperature=1.0, causal=False, scale=True
 
     Returns:
         ``(weights, hidden)``: weights ``(T_q, T_k)``, each row summing to 1 (all 0 for a query
-        that may attend to nothing, as in :func:`course_lib.attention.scaled_dot_product_attention`);
-        hidden ``(T_q, T_k)``, ``True`` where a cell is masked, or None when none is.
+        that may attend to nothing, as in
+        :func:`course_lib.attention.scaled_dot_product_attention`); hidden ``(T_q, T_k)``,
+        ``True`` where a cell is masked, or None when none is.
     """
     if not isinstance(example, AttentionExample):
         raise TypeError(f"example must be an AttentionExample; got {type(example).__name__}")

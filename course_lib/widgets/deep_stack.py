@@ -1,4 +1,4 @@
-"""A deep stack of feed-forward sub-layers: what residuals and LayerNorm do to signals and gradients.
+"""A deep stack of FFN sub-layers: what residuals and LayerNorm do to signals and gradients.
 
 Every layer is one position-wise FFN (lesson 6) with PyTorch's default initialisation, wrapped
 in one of six ways: with or without the residual path, and with no LayerNorm, a LayerNorm after
@@ -34,7 +34,10 @@ MAX_DEPTH = 48
 
 @dataclass(frozen=True)
 class StackProfile:
-    """``activation_rms[l]``: RMS after layer l (index 0 is the input); ``grad_norm[l - 1]``: layer l's weights."""
+    """``activation_rms[l]``: RMS after layer l (index 0 is the input).
+
+    ``grad_norm[l - 1]``: the gradient norm of layer l's weights.
+    """
 
     depth: int
     residual: bool
@@ -125,7 +128,7 @@ def _power(value: float, position=None) -> str:
 
 
 def refresh_stack(fig: Figure, profile: StackProfile) -> None:
-    """Update the curves and titles of ``fig`` (made by :func:`render_stack`) for another profile."""
+    """Update the curves and titles of ``fig`` (from :func:`render_stack`) for another profile."""
     left, right = fig.axes
     layers = np.arange(profile.depth + 1)
     left.lines[0].set_data(layers, profile.activation_rms)

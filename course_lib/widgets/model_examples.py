@@ -1,7 +1,8 @@
 """Attention maps of a trained encoder-decoder, ready for :class:`AttentionExplorer`.
 
 For each sentence, the model translates it (greedy), then reads the translation back with
-teacher forcing and ``need_weights=True``; every layer gives three maps, each with all heads:
+teacher forcing (:meth:`~course_lib.model.Attentions.of`); every layer gives three maps, each
+with all heads:
 
 - encoder self-attention: English attending to English, ``(H, S, S)``;
 - decoder self-attention: the French read so far, causal, ``(H, T, T)``;
@@ -17,6 +18,7 @@ import torch
 
 from ..data import BOS_ID, EOS_ID, PAD_ID, tokenize
 from ..decoding import greedy_decode
+from ..model import Attentions
 from .attention_data import AttentionExample
 
 KINDS = ("encoder self-attention", "decoder self-attention", "cross-attention")
@@ -46,7 +48,7 @@ def sentence_attention(model, sentence: str, src_vocab, tgt_vocab) -> SentenceAt
     out = greedy_decode(model, src)[0].tolist()
     out = out[: out.index(EOS_ID) + 1] if EOS_ID in out else [t for t in out if t != PAD_ID]
     tgt_in = torch.tensor([[BOS_ID, *out[:-1]]])  # what the decoder reads: BOS + all but last
-    _, att = model(src, tgt_in, need_weights=True)
+    _, att = Attentions.of(model, src, tgt_in)
     return SentenceAttention(
         source=tuple(tokenize(sentence)),
         written=tuple(tgt_vocab.itos[i] for i in out),

@@ -77,9 +77,13 @@ class PEExplorer:
             value=3, min=1, max=50, description="offset k", style=label, layout=wide
         )
         self.dims = w.SelectMultiple(
-            options=dimension_options(d_model), value=dims, rows=7, description="waves",
-            style=label, layout=wide,
-        )  # fmt: skip
+            options=dimension_options(d_model),
+            value=dims,
+            rows=7,
+            description="waves",
+            style=label,
+            layout=wide,
+        )
         help_text = f"Ctrl/Shift-click for several dimensions (the first {MAX_WAVES} are drawn)"
         hint = w.HTML(f'<div style="font-size: 85%; line-height: 1.3">{help_text}</div>')
         self.save_button = w.Button(description="Save PNG", icon="download")

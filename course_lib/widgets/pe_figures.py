@@ -177,13 +177,21 @@ class PEFigure:
             waves.plot(range(max_len), pe[:, dim].numpy(), marker, ms=2.5, color=color, gid="dim")
             (mark,) = waves.plot([], [], marker, ms=8, mfc="none", mec="black", mew=1.5, gid="dim")
             self.here.append(mark)
-            table.plot([dim], [-0.5], marker, ms=6, color="white", mec="black", clip_on=False,
-                       gid="dim")  # fmt: skip
+            table.plot(
+                [dim], [-0.5], marker, ms=6, color="white", mec="black", clip_on=False, gid="dim"
+            )
         waves.set_xlim(-0.5, max_len - 0.5)
         waves.title.set_position((0.5, 1.0 + (0.09 if len(dims) <= 3 else 0.16)))  # legend rows
         # Above the axes, where no wave or marker can run over it.
-        waves.legend(loc="lower center", bbox_to_anchor=(0.5, 0.99), ncol=3, fontsize=7,
-                     frameon=False, handlelength=1.5, columnspacing=1.0)  # fmt: skip
+        waves.legend(
+            loc="lower center",
+            bbox_to_anchor=(0.5, 0.99),
+            ncol=3,
+            fontsize=7,
+            frameon=False,
+            handlelength=1.5,
+            columnspacing=1.0,
+        )
         rot.set_xlim(-0.5, d_model - 0.5)
         self.title.set_text(f"Positional encoding, d_model = {d_model}, {max_len} positions")
 
@@ -213,7 +221,7 @@ class PEFigure:
 
 
 def render_pe(d_model=64, position=10, dims=(0, 8, 20), offset=3, max_len=100) -> Figure:
-    """A figure of the four panels (arguments as :meth:`PEFigure.update`), e.g. for ``show_figure``."""
+    """The four-panel figure (arguments as :meth:`PEFigure.update`), e.g. for ``show_figure``."""
     picture = PEFigure()
     picture.update(d_model, position, dims, offset, max_len)
     return picture.figure

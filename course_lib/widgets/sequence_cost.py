@@ -52,7 +52,7 @@ def _layer(kind: str, d: int) -> nn.Module:
 
 
 def measure_forward(kind: str, n: int, d: int, *, batch: int = 1, repeats: int = 3) -> float:
-    """Seconds for one forward pass of a ``kind`` layer ("lstm" or "attention") on ``(batch, n, d)``.
+    """Seconds per forward pass of a ``kind`` layer ("lstm" or "attention") on ``(batch, n, d)``.
 
     One warm-up call, then the median of ``repeats`` calls timed with ``time.perf_counter``,
     without gradients. ``n`` is capped at ``LENGTHS[-1]`` and ``d`` at ``WIDTHS[-1]``.

@@ -68,7 +68,7 @@ def _number(name: str, value, low: float, high: float) -> float:
 
 
 def vector_pair(angle_a, length_a, angle_b, length_b) -> VectorPair:
-    """The vectors with these directions (degrees, counter-clockwise from the x axis) and lengths."""
+    """The vectors with these directions (degrees counter-clockwise from the x axis) and lengths."""
     vectors = []
     for which, angle, length in (("a", angle_a, length_a), ("b", angle_b, length_b)):
         phi = math.radians(_number(f"angle_{which}", angle, -360, 360))
@@ -111,9 +111,12 @@ def render_vectors(pair: VectorPair, names=("a", "b")) -> Figure:
     # Solid blue a, dashed orange b: told apart by line style and label as well as colour.
     for i, (colour, style) in enumerate(zip(COLOURS, ("-", "--"), strict=True)):
         ax.annotate(
-            "", (1, 0), (0, 0), gid=f"arrow {i}",
+            "",
+            (1, 0),
+            (0, 0),
+            gid=f"arrow {i}",
             arrowprops=dict(arrowstyle="-|>", color=colour, lw=2.2, ls=style, mutation_scale=16),
-        )  # fmt: skip
+        )
         label = dict(color=colour, fontsize=13, weight="bold", ha="center", va="center")
         ax.text(0, 0, names[i], **label, gid=f"label {i}")
     ax.plot([], [], ":", color="#555555", lw=1.2, gid="drop")
@@ -159,7 +162,8 @@ def refresh_vectors(fig: Figure, pair: VectorPair, names=("a", "b")) -> None:
     a, b = names
     texts = {t.get_gid(): t for t in fig.texts}
     texts["title"].set_text(
-        f"{a}·{b} = {_fixed(pair.dot, 2)},  cos θ = {_fixed(pair.cosine, 3)},  θ = {pair.angle:.1f}°"
+        f"{a}·{b} = {_fixed(pair.dot, 2)},  cos θ = {_fixed(pair.cosine, 3)},  "
+        f"θ = {pair.angle:.1f}°"
     )
     norm_a, norm_b = pair.norms
     verdict = pair.relation.split(": ")[-1]  # short: a long line would not fit the picture
@@ -192,11 +196,24 @@ class VectorExplorer:
         for name, vector in zip(self.names, (a, b), strict=True):
             angle, length = polar(vector)
             sliders += [
-                w.FloatSlider(value=angle, min=-180, max=180, step=1, readout_format=".0f",
-                              description=f"angle of {name} (°)", style=style),
-                w.FloatSlider(value=length, min=0.1, max=MAX_LENGTH, step=0.01,
-                              description=f"length of {name}", style=style),
-            ]  # fmt: skip
+                w.FloatSlider(
+                    value=angle,
+                    min=-180,
+                    max=180,
+                    step=1,
+                    readout_format=".0f",
+                    description=f"angle of {name} (°)",
+                    style=style,
+                ),
+                w.FloatSlider(
+                    value=length,
+                    min=0.1,
+                    max=MAX_LENGTH,
+                    step=0.01,
+                    description=f"length of {name}",
+                    style=style,
+                ),
+            ]
         self.angle_a, self.length_a, self.angle_b, self.length_b = sliders
         self.readout_label = w.HTML(layout=w.Layout(width="330px"))
         self.output = w.Output(layout=w.Layout(flex="1 1 auto"))

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from course_lib.site import build_site
+from course_tools.site import build_site
 
 ROOT = Path(__file__).resolve().parents[2]
 LESSONS = ["01", "05"]

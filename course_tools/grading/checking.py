@@ -21,7 +21,12 @@ import time
 import types
 from functools import partial
 
-NOT_OURS = ("course_lib.checks", "course_lib.notebook", "course_lib.grading", "course_lib.widgets")
+NOT_OURS = (
+    "course_lib.checks",
+    "course_lib.notebook",
+    "course_tools.grading",
+    "course_lib.widgets",
+)
 
 
 def _ours(name: str) -> bool:
@@ -101,7 +106,7 @@ def check_one(exercise, answers: dict, allowed: set[str]) -> dict:
     """Load one exercise's answers, look for reference code, and run the exercise's check."""
     import cloudpickle
 
-    from ..checks import FAILED, NOT_DONE
+    from course_lib.checks import FAILED, NOT_DONE
 
     values, missing = [], []
     for name in exercise.names:

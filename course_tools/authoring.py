@@ -1,6 +1,8 @@
 """Authoring: ``solutions/`` is the single source; ``lessons/`` is generated from it.
 
-In a solution notebook, the model answer sits between two marker lines::
+Each solution is written as a text source, ``solutions/NN_name.py`` (a jupytext percent
+script, see :mod:`course_tools.sources`), and executed into ``solutions/NN_name.ipynb``, which
+keeps the outputs. In a solution, the model answer sits between two marker lines::
 
     def attention(q, k, v, mask=None):
         # BEGIN SOLUTION
@@ -27,14 +29,14 @@ learner that their copy is out of date and to carry their answers into the new v
 
 Commands (run from the repository root)::
 
-    python -m course_lib.authoring execute [NOTEBOOK ...]   # re-run solutions in place
-    python -m course_lib.authoring lessons                  # regenerate lessons/
-    python -m course_lib.authoring check                    # exit 1 if lessons/ is stale
+    python -m course_tools.authoring execute [SOURCE ...]  # build and run solutions/*.ipynb
+    python -m course_tools.authoring lessons               # regenerate lessons/
+    python -m course_tools.authoring format                # ruff format the sources' code cells
+    python -m course_tools.authoring check                 # exit 1 if anything is out of date
 """
 
 import argparse
 import ast
-import hashlib
 import json
 import re
 import sys
@@ -42,11 +44,12 @@ from pathlib import Path
 
 import nbformat
 
+from course_lib.lesson_format import ANSWER_PROMPT, COURSE, STUB_COMMENT, fingerprint, is_exercise
+
+from . import sources
+
 BEGIN, END = "BEGIN SOLUTION", "END SOLUTION"
-STUB_COMMENT = "# YOUR CODE HERE"
-ANSWER_PROMPT = "*Your answer here (double-click this cell to edit it).*"
 SOLUTION_ONLY = "solution-only"
-COURSE = "course"  # the notebook metadata key of the lesson's number, version and exercises
 
 
 def strip_region(lines: list[str], where: str):
@@ -154,23 +157,6 @@ def make_lesson(solution: nbformat.NotebookNode, name: str = "notebook") -> nbfo
     return lesson
 
 
-def is_exercise(cell) -> bool:
-    """Whether a lesson cell is one the learner answers: a code stub or a written-answer prompt.
-
-    The marker must match the cell type: the lessons' introductions mention ``# YOUR CODE
-    HERE`` in markdown, and those cells are not exercises.
-    """
-    markers = {"code": STUB_COMMENT, "markdown": ANSWER_PROMPT}
-    return cell.cell_type in markers and markers[cell.cell_type] in cell.source
-
-
-def fingerprint(text: str, length: int = 8) -> str:
-    """The first ``length`` hex characters of the sha256 of ``text``."""
-    if not isinstance(text, str):
-        raise TypeError(f"text must be a str; got {type(text).__name__}")
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:length]
-
-
 def lesson_version(lesson: nbformat.NotebookNode) -> str:
     """The version of a lesson: a fingerprint of its cells' ids, types, tags and sources.
 
@@ -242,48 +228,64 @@ def stale_lessons(solutions: Path, lessons: Path) -> list[str]:
 
 
 def execute(path: Path, timeout: int = 600) -> None:
-    """Run a notebook top to bottom in a fresh kernel and save it with its outputs."""
+    """Run a notebook top to bottom in a fresh kernel and save it with its outputs.
+
+    A solution notebook is first rebuilt from its text source (``NN_name.py`` beside it), so
+    what runs is what the source says; a notebook without a source (e.g. a copy of a lesson)
+    runs as it is.
+    """
     from nbclient import NotebookClient
 
-    nb = nbformat.read(path, as_version=4)
+    source = sources.source_of(path)
+    nb = sources.build(source) if source.exists() else nbformat.read(path, as_version=4)
     NotebookClient(
         nb,
         timeout=timeout,
         kernel_name="python3",
         resources={"metadata": {"path": str(path.parent)}},
         store_widget_state=True,
+        record_timing=False,  # timestamps in every cell would make each run a diff
     ).execute()
     nbformat.write(nb, path)
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m course_lib.authoring", description=__doc__.split("\n")[0]
+        prog="python -m course_tools.authoring", description=__doc__.split("\n")[0]
     )
-    parser.add_argument("command", choices=["execute", "lessons", "check"])
+    parser.add_argument("command", choices=["execute", "lessons", "check", "format"])
     parser.add_argument(
         "notebooks",
         nargs="*",
         type=Path,
-        help="solution notebooks for execute and lessons (default: solutions/*.ipynb)",
+        help="solution notebooks (or their .py sources) to execute, regenerate or format "
+        "(default: all of solutions/)",
     )
     parser.add_argument("--solutions", type=Path, default=Path("solutions"))
     parser.add_argument("--lessons", type=Path, default=Path("lessons"))
     args = parser.parse_args(argv)
+    chosen = [p.with_suffix(".ipynb") for p in args.notebooks]
+    every = sorted(p.with_suffix(".ipynb") for p in args.solutions.glob("[0-9]*.py"))
     if args.command == "execute":
-        for path in args.notebooks or sorted(args.solutions.glob("*.ipynb")):
-            print(f"executing {path}", flush=True)
+        for path in chosen or every:
+            print(f"executing {sources.source_of(path)} -> {path}", flush=True)
             execute(path)
         return 0
+    if args.command == "format":
+        for path in chosen or every:
+            if sources.format_code(sources.source_of(path)):
+                print(f"formatted {sources.source_of(path)}")
+        return 0
     if args.command == "lessons":
-        for path in build_lessons(args.solutions, args.lessons, args.notebooks):
+        for path in build_lessons(args.solutions, args.lessons, chosen):
             print(f"wrote {path}")
         return 0
-    problems = stale_lessons(args.solutions, args.lessons)
+    problems = [d for p in sorted(args.solutions.glob("[0-9]*.ipynb")) if (d := sources.drift(p))]
+    problems += stale_lessons(args.solutions, args.lessons)
     for problem in problems:
         print(problem)
     if problems:
-        print("Regenerate them with: python -m course_lib.authoring lessons  (or: make lessons)")
+        print("Rebuild them with: make solutions  (or, for lessons/ only: make lessons)")
     return 1 if problems else 0
 
 

@@ -1,10 +1,10 @@
-"""The instructor's grader and lesson validator (the machinery is in ``course_lib.grading``).
+"""The instructor's grader and lesson validator (the machinery is in ``course_tools.grading``).
 
 Commands (run from the repository root)::
 
-    python -m course_lib.grade SUBMISSIONS... [--out grades.csv] [--jobs N] [--timeout S]
+    python -m course_tools.grade SUBMISSIONS... [--out grades.csv] [--jobs N] [--timeout S]
                                [--points points.toml] [--lesson N]
-    python -m course_lib.grade --validate [LESSON ...]
+    python -m course_tools.grade --validate [LESSON ...]
 
 Grading runs each notebook (a file, or every ``*.ipynb`` under a folder) in a fresh kernel,
 checks its answers in a separate clean process with the checks of this installation's
@@ -30,11 +30,15 @@ from .grading.validation import lessons_with_checks, validate
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m course_lib.grade",
+        prog="python -m course_tools.grade",
         description="Grade student notebooks, or check lessons before releasing them.",
     )
-    parser.add_argument("paths", nargs="*", metavar="SUBMISSIONS_OR_LESSONS",
-                        help="notebooks or folders to grade; with --validate, lesson numbers (default: all)")  # fmt: skip
+    parser.add_argument(
+        "paths",
+        nargs="*",
+        metavar="SUBMISSIONS_OR_LESSONS",
+        help="notebooks or folders to grade; with --validate, lesson numbers (default: all)",
+    )
     parser.add_argument(
         "--validate", action="store_true", help="check solutions/ and lessons/ instead of grading"
     )

@@ -8,7 +8,8 @@ import csv
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..checks import FAILED, NOT_DONE, PASSED
+from course_lib.checks import FAILED, NOT_DONE, PASSED
+
 from .notebooks import FreeText
 
 LOOK = {PASSED: "✓ Passed", FAILED: "✗ Not yet", NOT_DONE: "… Not done yet"}

@@ -1,4 +1,4 @@
-"""Command line: ``python -m course_lib.site [--solutions] [--out DIR] [--lessons 03 05]``."""
+"""Command line: ``python -m course_tools.site [--solutions] [--out DIR] [--lessons 03 05]``."""
 
 import argparse
 import sys
@@ -11,7 +11,7 @@ from . import build_site
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m course_lib.site",
+        prog="python -m course_tools.site",
         description=about,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import nbformat
 
-from course_lib.authoring import execute
+from course_tools.authoring import execute
 
 from . import assets
 

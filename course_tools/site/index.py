@@ -84,6 +84,7 @@ a { color: #1f4e99; }
 def index_html(course: str, entries: list[Entry], note: str) -> str:
     """The complete front page: the course's name, a note, and the lesson table."""
     rows = "\n".join(_row(entry) for entry in sorted(entries, key=lambda e: e.number))
+    headings = "".join(f'<th scope="col">{h}</th>' for h in ("#", "Lesson", "Topic", "Paper"))
     return f"""<!DOCTYPE html>
 <html lang="en">
 <head>
@@ -98,7 +99,7 @@ def index_html(course: str, entries: list[Entry], note: str) -> str:
 <p>{html.escape(note)}</p>
 <table>
 <caption>Lessons</caption>
-<thead><tr><th scope="col">#</th><th scope="col">Lesson</th><th scope="col">Topic</th><th scope="col">Paper</th></tr></thead>
+<thead><tr>{headings}</tr></thead>
 <tbody>
 {rows}
 </tbody>

@@ -5,9 +5,9 @@ untouched copy; the instructors' site shows ``solutions/`` with its stored outpu
 page loads its scripts (widget renderer, require.js, MathJax) from ``_static/`` beside it,
 so the site opens from disk with no network. Build it from the repository root::
 
-    python -m course_lib.site                     # learners' pages -> build/site/
-    python -m course_lib.site --solutions         # instructors' pages -> build/site-solutions/
-    python -m course_lib.site --lessons 03 05     # only some lessons
+    python -m course_tools.site                     # learners' pages -> build/site/
+    python -m course_tools.site --solutions         # instructors' pages -> build/site-solutions/
+    python -m course_tools.site --lessons 03 05     # only some lessons
 """
 
 import shutil

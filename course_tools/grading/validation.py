@@ -8,8 +8,9 @@ written answer.
 
 from pathlib import Path
 
-from ..authoring import ANSWER_PROMPT
-from ..checks import EXERCISES, PASSED
+from course_lib.checks import EXERCISES, PASSED
+from course_lib.lesson_format import ANSWER_PROMPT
+
 from . import notebooks
 from .grader import grade_many
 from .reports import SubmissionGrade
@@ -32,9 +33,11 @@ def _lesson_problems(g: SubmissionGrade) -> list[str]:
         cells = notebooks.read(Path(g.path)).cells
         tagged = [c for c in cells if notebooks.FREE_TEXT in c.metadata.get("tags", [])]
         problems += [
-            f"written-answer cell {c.source.splitlines()[0][:60]!r} does not end with the answer prompt"
-            for c in tagged if not c.source.rstrip().endswith(ANSWER_PROMPT)
-        ]  # fmt: skip
+            f"written-answer cell {c.source.splitlines()[0][:60]!r} "
+            "does not end with the answer prompt"
+            for c in tagged
+            if not c.source.rstrip().endswith(ANSWER_PROMPT)
+        ]
     return problems
 
 

@@ -12,10 +12,9 @@ from pathlib import Path
 
 import nbformat
 
-from ..authoring import ANSWER_PROMPT
-from ..checks import EXERCISES, exercises
+from course_lib.checks import EXERCISES, exercises
+from course_lib.lesson_format import ANSWER_PROMPT
 
-REPOSITORY = Path(__file__).resolve().parents[2]
 FREE_TEXT = "free-text"
 
 

@@ -12,16 +12,26 @@ from concurrent.futures import ProcessPoolExecutor
 from functools import partial
 from pathlib import Path
 
-from ..checks import EXERCISES, FAILED, PASSED
+from course_lib.checks import EXERCISES, FAILED, PASSED
+
 from . import execution, notebooks, reports
-from .evaluation import _ours, evaluate
+from .checking import _ours, evaluate
 from .reports import ExerciseGrade, SubmissionGrade
 
-SOLUTIONS, LESSONS = notebooks.REPOSITORY / "solutions", notebooks.REPOSITORY / "lessons"
+# The course's folders, relative to where the command runs (the repository root by default).
+SOLUTIONS, LESSONS = Path("solutions"), Path("lessons")
 
 
-def grade(path: Path, student: str, *, timeout: int, points: dict, lesson: int | None = None,
-          solutions: Path = SOLUTIONS, lessons: Path = LESSONS) -> SubmissionGrade:  # fmt: skip
+def grade(
+    path: Path,
+    student: str,
+    *,
+    timeout: int,
+    points: dict,
+    lesson: int | None = None,
+    solutions: Path = SOLUTIONS,
+    lessons: Path = LESSONS,
+) -> SubmissionGrade:
     """Grade one submission; every failure of the notebook ends up in the result, not raised."""
     graded = SubmissionGrade(student, str(path), None)
     try:

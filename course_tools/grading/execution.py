@@ -7,7 +7,7 @@ only display, and the grader checks for itself). A cell that times out or kills 
 without that cell. Stored outputs are cleared first and new outputs other than errors are
 discarded: nothing the notebook prints can count as a result. At the end, one more cell
 serialises the answer objects with cloudpickle (which also carries functions defined in
-the notebook) into a JSON file for the evaluation.
+the notebook) into a JSON file for the checking step.
 """
 
 import ast
@@ -140,7 +140,7 @@ def _run_once(nb, workdir: Path, timeout: int, skip: set[int], export: str):
 
 
 def run(nb, workdir: Path, names: list[str], timeout: int) -> Execution:
-    """Execute ``nb`` (already a private copy) in ``workdir``; never raises for the notebook's sake."""
+    """Run ``nb`` (already a private copy) in ``workdir``; never raises for the notebook's sake."""
     for cell in nb.cells:
         if cell.cell_type == "code":
             cell.outputs, cell.execution_count = [], None

@@ -1,0 +1,11 @@
+"""Tools for the course's instructors and maintainers (``pip install -e ".[tools]"``).
+
+    sources         the solutions' text sources (jupytext percent scripts) and their notebooks
+    authoring       building and running solutions/, generating lessons/ from them
+    grade           the grader's and validator's command line
+    grading         the grader: reading, running and checking submissions; reports
+    site            the offline HTML site of the course
+
+Each command takes the course's folders from its options, relative to the working directory
+(the repository root by default), never from where this package is installed.
+"""

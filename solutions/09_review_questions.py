@@ -1,0 +1,213 @@
+# ---
+# jupyter:
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown] id="af751a99"
+# # Review · Five questions on the whole paper
+#
+# > "The Transformer is the first transduction model relying entirely on self-attention to compute representations of its input and output without using sequence-aligned RNNs or convolution." (paper §2)
+#
+# Five questions that tie the lessons together. Answer each in your own words in the cell marked **Your answer** (double-click it to edit). Where a question turns on a number, the notebook computes it, and two exercises, ✏️ 9.1 and ✏️ 9.2, check the numbers you work out yourself (`hint("9.1")` gives a hint when stuck). Each question names the lesson that teaches it; reread that lesson if an answer does not come.
+
+# %% id="6e514d33" tags=["nbval-ignore-output"]
+import math
+
+import torch
+
+from course_lib import notebook
+from course_lib.checks import check, hint
+
+notebook.start(seed=0)
+
+# %% [markdown] id="c73f705a"
+# ## Question 1 · The sequential bottleneck
+#
+# *Taught in [lesson 1](01_sequence_problem.ipynb) and [lesson 3](03_scaled_dot_product_attention.ipynb).*
+#
+# **Why does the Transformer remove the sequential bottleneck? Compare the maximum path lengths of a recurrent layer and a self-attention layer, and say why they matter.**
+#
+# The counts for a layer over n tokens: a recurrent layer needs n steps one after another, and a signal from the first token to the last crosses n − 1 of them; self-attention needs one step and connects any two tokens directly, at the price of n² scores.
+
+# %% id="3668e97e"
+print(
+    f"{'n':>5} {'RNN steps':>10} {'RNN path':>9} {'attention steps':>16} {'path':>5} {'scores':>8}"
+)
+for n in (5, 50, 512):
+    recurrent = (n, n - 1)  # h_t needs h_(t-1): n steps; first to last crosses n - 1 hops
+    attending = (1, 1)  # every position in one matrix product; one hop between any pair
+    print(
+        f"{n:>5} {recurrent[0]:>10} {recurrent[1]:>9} {attending[0]:>16} {attending[1]:>5} {n * n:>8,}"
+    )
+    if n == 5:  # lesson 1's five-token sentence: 5 steps and 4 hops against 1 and 1
+        assert recurrent == (5, 4)
+
+# %% [markdown] id="5e61c70d" tags=["free-text"]
+# **Your answer:**
+#
+# <!-- BEGIN SOLUTION -->
+# *Model answer.* A recurrent layer computes h_t from h_(t−1), so its n positions take n dependent steps: O(n) sequential operations that no amount of hardware can run side by side. Self-attention computes every position of a layer from the previous layer in one matrix product: O(1) sequential operations, fully parallel on a GPU. The maximum path length between two tokens is O(n) in an RNN (n − 1 hops from the first token to the last) and O(1) in self-attention (one hop between any pair). Short paths matter for learning: the forward signal and the backward gradient between distant tokens pass through fewer transformations, so they fade and vanish less, and a long-range dependency, such as a verb agreeing with a subject 37 tokens earlier, becomes much easier to learn. The price is O(n²) attention work and memory per layer (question 4).
+# <!-- END SOLUTION -->
+
+# %% [markdown] id="32e7de70"
+# ## Question 2 · Why divide by √d_k?
+#
+# *Taught in [lesson 2](02_dot_products.ipynb) and [lesson 3](03_scaled_dot_product_attention.ipynb).*
+#
+# **Why are the scores scaled by √d_k? What happens without the scaling at d_k = 64?**
+#
+# ### ✏️ 9.1 Apply: the numbers behind question 2
+#
+# With independent components of mean 0 and variance 1, what is the standard deviation of q·k at d_k = 64 (`std_64`, one number)? And what weights does a softmax give to the unscaled scores [8, 0, −8] (`weights_8`, three numbers)?
+
+# %% id="868ebf09"
+# BEGIN SOLUTION
+std_64 = math.sqrt(64)  # Var(q·k) = d_k
+weights_8 = torch.tensor([8.0, 0.0, -8.0]).softmax(dim=-1)
+# END SOLUTION
+
+# %% id="d2b08e19"
+check("9.1", std_64, weights_8)
+
+
+# %% [markdown] id="8e318998"
+# The reference, with the softmax's gradient: its Jacobian ∂pᵢ/∂sⱼ = pᵢ(δᵢⱼ − pⱼ). Scores of [8, 0, −8] are what d_k = 64 produces routinely; divided by √64 = 8 they become [1, 0, −1].
+
+# %% id="f7ebb6f4"
+def softmax_jacobian(p):
+    """∂p_i/∂s_j = p_i (δ_ij − p_j) for a softmax output p of shape (n,)."""
+    return torch.diag(p) - p[:, None] * p[None, :]
+
+
+results = {}
+for label, s in (("unscaled", [8.0, 0.0, -8.0]), ("scaled by 1/8", [1.0, 0.0, -1.0])):
+    p = torch.tensor(s, dtype=torch.float64).softmax(dim=-1)
+    results[label] = p, softmax_jacobian(p).abs().max().item()
+    shown = ", ".join(f"{x:.5g}" for x in p.tolist())
+    print(
+        f"{label:>14}: scores {s} -> weights [{shown}], largest Jacobian entry {results[label][1]:.5f}"
+    )
+
+p_big, jac_big = results["unscaled"]
+p_small, jac_small = results["scaled by 1/8"]
+assert math.sqrt(64) == 8
+assert torch.allclose(p_big, torch.tensor([0.99966, 0.00034, 1e-7], dtype=torch.float64), atol=1e-5)
+assert abs(jac_big - 3.4e-4) < 1e-5
+assert torch.allclose(p_small, torch.tensor([0.665, 0.245, 0.090], dtype=torch.float64), atol=1e-3)
+assert abs(jac_small - 0.22) < 0.005
+
+# %% [markdown] id="ed66d4e6" tags=["free-text"]
+# **Your answer:**
+#
+# <!-- BEGIN SOLUTION -->
+# *Model answer.* With independent unit-variance components, q·k has variance d_k, so at d_k = 64 its standard deviation is 8 and scores of ±8, even ±16, are routine. The softmax of such scores is almost one-hot: [8, 0, −8] gives [0.99966, 0.00034, about 1e−7]. Its Jacobian pᵢ(δᵢⱼ − pⱼ) is then tiny everywhere (at most 3.4e−4 here), so almost no gradient reaches W^Q and W^K, and the model cannot learn to move its attention elsewhere. Dividing by √64 = 8 brings the scores back to unit variance: [1, 0, −1] gives [0.665, 0.245, 0.090], with Jacobian entries up to 0.22, so the weights stay soft and trainable.
+# <!-- END SOLUTION -->
+
+# %% [markdown] id="16c0aeeb"
+# ## Question 3 · The Transformer and the variational autoencoder
+#
+# *The Transformer's encoder and decoder are taught in [lesson 7](07_complete_transformer.ipynb); the variational autoencoder (Kingma and Welling, "Auto-Encoding Variational Bayes", 2013) is not part of this course.*
+#
+# **Compare the Transformer's encoder-decoder with the encoder-decoder of a variational autoencoder (VAE).** Consider what each model is for, what its encoder outputs, how its decoder produces an output, what it is trained to optimise, and how you would sample from it.
+
+# %% [markdown] id="872b9db6" tags=["free-text"]
+# **Your answer:**
+#
+# <!-- BEGIN SOLUTION -->
+# *Model answer.*
+# - **Purpose.** A VAE is an unsupervised generative model of its input: its decoder rebuilds x from a latent code z. The Transformer is a conditional sequence-to-sequence model: it maps a source x to a *different* target y.
+# - **What the encoder outputs.** A VAE's encoder outputs the parameters (mean and variance) of a distribution q(z|x) over one small, fixed-size latent vector, a deliberate bottleneck sampled with the reparameterisation trick. The Transformer's encoder outputs a deterministic sequence of n context vectors of width d_model, one per token: no bottleneck and no sampling.
+# - **How the decoder works.** A VAE's decoder maps one latent sample to p(x|z) in a single pass. The Transformer's decoder is auto-regressive: it produces one token at a time and reads the encoder's output through cross-attention in every layer, at every step.
+# - **Training.** A VAE maximises the evidence lower bound (reconstruction minus the KL divergence to the prior). The Transformer minimises the cross-entropy of the next token, with teacher forcing.
+# - **Sampling.** From a VAE, draw z from the prior and decode it. The Transformer has no prior over its representations: it needs a source sentence to translate.
+# <!-- END SOLUTION -->
+
+# %% [markdown] id="c7710da9"
+# ## Question 4 · The size of the attention matrix
+#
+# *Taught in [lesson 3](03_scaled_dot_product_attention.ipynb) (one score per query-key pair) and [lesson 4](04_multi_head_attention.ipynb) (heads); the cost table of [lesson 1](01_sequence_problem.ipynb) compares it with recurrence.*
+#
+# **For a 512-token sequence with d_model = 512, how many entries does one attention matrix have? And for a 100,000-token document? Why does this limit the Transformer?**
+#
+# ### ✏️ 9.2 Apply: the numbers behind question 4
+#
+# Compute the number of entries of one head's attention matrix for 512 tokens (`entries_512`) and for 100,000 tokens (`entries_100k`), and the memory the second one takes in float32, in GB of 10⁹ bytes (`gb_100k`).
+
+# %% id="5c617806"
+# BEGIN SOLUTION
+entries_512 = 512**2
+entries_100k = 100_000**2
+gb_100k = entries_100k * 4 / 1e9  # float32: 4 bytes per entry
+# END SOLUTION
+
+# %% id="fbe042ff"
+check("9.2", entries_512, entries_100k, gb_100k)
+
+# %% [markdown] id="74f8d1e7"
+# The reference, with the base model's 8 heads and 6 layers, the cost of computing the scores, and binary units beside decimal ones.
+
+# %% id="2ea0047d"
+FLOAT32, MiB, GB, GiB = 4, 2**20, 10**9, 2**30
+n_heads, n_layers, d_model = 8, 6, 512
+
+n = 512
+entries = n * n
+print(f"{n:,} tokens: {entries:,} entries per head = {entries * FLOAT32 / MiB:.0f} MiB in float32")
+print(
+    f"  x {n_heads} heads = {entries * n_heads:,} per layer; x {n_layers} layers = {entries * n_heads * n_layers:,} per encoder pass"
+)
+print(f"  computing the scores: n² · d_model = {n * n * d_model:,} multiply-adds per layer")
+assert entries == 262_144 and entries * FLOAT32 == MiB
+assert entries * n_heads == 2_097_152 and entries * n_heads * n_layers == 12_582_912
+assert n * n * d_model == 134_217_728
+
+n = 100_000
+entries = n * n
+print(
+    f"{n:,} tokens: {entries:,} entries per head = {entries * FLOAT32 / GB:.0f} GB ({entries * FLOAT32 / GiB:.1f} GiB); {n_heads} heads: {entries * FLOAT32 * n_heads / GB:.0f} GB"
+)
+assert (
+    entries == 10**10 and entries * FLOAT32 / GB == 40 and entries * FLOAT32 * n_heads / GB == 320
+)
+
+# %% [markdown] id="aac7a3f2"
+# > **Errata: GB and GiB.** A popular table of attention-matrix sizes gives 128,000 tokens as "~64 GB". The entry count, 16,384,000,000, is right, but at 4 bytes each that is 65.5 GB, or 61.0 GiB. Exactly 64 GiB would take 131,072 tokens. The table's other rows (1, 16 and 256 MiB for 512, 2,048 and 8,192 tokens) are exact in binary units, and all of them are for one head, one layer and one sequence.
+
+# %% id="6f97cd90"
+for tokens in (512, 2_048, 8_192, 128_000, 131_072):
+    size = tokens**2 * FLOAT32
+    print(
+        f"{tokens:>7,} tokens: {tokens**2:>14,} entries = {size / GB:7.3f} GB"
+        f" = {size / GiB:7.3f} GiB = {size / MiB:>7,.0f} MiB"
+    )
+assert round(128_000**2 * FLOAT32 / GB, 1) == 65.5 and round(128_000**2 * FLOAT32 / GiB, 1) == 61.0
+assert 131_072**2 * FLOAT32 / GiB == 64 and 8_192**2 * FLOAT32 / MiB == 256
+
+# %% [markdown] id="6b62921c" tags=["free-text"]
+# **Your answer:**
+#
+# <!-- BEGIN SOLUTION -->
+# *Model answer.* One head's attention matrix has one entry per (query, key) pair: 512² = 262,144 entries at 512 tokens, about 1 MiB in float32; the base model's 8 heads make 2,097,152 per layer and its 6 layers 12.6 million per encoder pass. d_model does not change the size of the matrix, but it sets the cost of computing it: n² · d_model ≈ 134 million multiply-adds per layer. At 100,000 tokens a single head's matrix has 10¹⁰ entries, 40 GB in float32 (320 GB for 8 heads), before the memory the backward pass needs. Memory and compute grow with the square of the length while the information in the document grows only linearly, so standard Transformers were held to contexts of 512 to 2,048 tokens. Long documents need sparse, local or linear attention, memory-efficient kernels such as FlashAttention, or chunking.
+# <!-- END SOLUTION -->
+
+# %% [markdown] id="123ec985"
+# ## Question 5 · Beyond translation
+#
+# *The whole model is assembled in [lesson 7](07_complete_transformer.ipynb); positions come from [lesson 5](05_positional_encoding.ipynb) and multi-head attention from [lesson 4](04_multi_head_attention.ipynb).*
+#
+# **What makes the Transformer useful beyond translation and parsing? What has to change to use it for text classification, for question answering and for images?**
+
+# %% [markdown] id="82e6f0ce" tags=["free-text"]
+# **Your answer:**
+#
+# <!-- BEGIN SOLUTION -->
+# *Model answer.* The architecture assumes very little: it works on any set or sequence of vectors, models every pairwise interaction in one step, parallelises well and keeps improving with more data and compute, and it gets order from a positional scheme that can be swapped.
+# - **Text classification:** keep only the encoder, which reads in both directions; pool its outputs or read a [CLS] token's vector into a classification head (as BERT does). The decoder and cross-attention go.
+# - **Question answering:** extractive QA feeds the question and the passage to an encoder as one sequence (with segment embeddings) and predicts where the answer starts and ends; generative QA uses an encoder-decoder (T5) or a decoder-only model given a prompt. Long passages run into the n² cost of question 4.
+# - **Images:** cut the image into patches (for example 16 × 16 pixels), embed each patch linearly as a token, add 2-D or learned position embeddings and a class token (ViT, 2020). Without the convolution's built-in bias towards local patterns it needs a lot of data or pre-training, and its cost is quadratic in the number of patches.
+#
+# In every case the task brings its own input embedding, positional scheme and output head, and the model is usually pre-trained at scale and then fine-tuned.
+# <!-- END SOLUTION -->
