@@ -19,26 +19,7 @@ import torch
 from torch import nn
 
 from course_lib.baselines import BiLSTMEncoder
-from course_lib.model import Encoder, TransformerConfig
-from course_lib.positional import PositionalEncoding
-
-
-def transformer_encoder(vocab_size=10_000, d_model=256, n_heads=8, n_layers=6) -> nn.Module:
-    """Embedding + sinusoidal positions + post-norm encoder layers, as in lesson 1."""
-    config = TransformerConfig(
-        src_vocab_size=vocab_size,
-        tgt_vocab_size=vocab_size,
-        d_model=d_model,
-        n_heads=n_heads,
-        n_encoder_layers=n_layers,
-        d_ff=4 * d_model,
-        attention_bias=True,
-    )
-    return nn.Sequential(
-        nn.Embedding(vocab_size, d_model),
-        PositionalEncoding(d_model, max_len=5000, dropout=0.1),
-        Encoder(config),
-    )
+from course_lib.model import make_encoder
 
 
 def mean_seconds(model: nn.Module, n: int, repeats: int, batch: int = 4) -> float:
@@ -59,7 +40,10 @@ def main() -> None:
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     torch.manual_seed(0)
-    models = {"Transformer": transformer_encoder().eval(), "BiLSTM": BiLSTMEncoder().eval()}
+    models = {
+        "Transformer": make_encoder(10_000, 256, 8, 6, 1024, max_len=5000).eval(),
+        "BiLSTM": BiLSTMEncoder().eval(),
+    }
     counts = {name: sum(p.numel() for p in m.parameters()) for name, m in models.items()}
     print(
         f"parameters: Transformer {counts['Transformer']:,}, BiLSTM {counts['BiLSTM']:,}; "

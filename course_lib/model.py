@@ -269,12 +269,26 @@ class Transformer(nn.Module):
             )
 
 
-def make_encoder(vocab, d_model, n_heads, n_layers, d_ff, dropout=0.1, final_norm=False):
-    """An encoder-only model as tutorials build it: embedding, positional encoding and a stack.
+class TextEncoder(nn.ModuleDict):
+    """Embedding, positional encoding and an encoder stack: token ids ``(B, T)`` -> ``(B, T, D)``.
 
-    Linear layers with biases, separate embeddings, no output layer; lesson 7 counts its
-    parameters and probes what each position sees. Returns an ``nn.ModuleDict`` with
-    ``"embedding"``, ``"positional"`` and ``"encoder"``.
+    The parts are reachable by name (``encoder["embedding"]`` or ``encoder.embedding``), so a
+    lesson can scale the embeddings itself (§3.4) or read what each part does; ``forward``
+    chains them as they are, without the √d_model scale.
+    """
+
+    def forward(self, tokens):
+        return self["encoder"](self["positional"](self["embedding"](tokens)))
+
+
+def make_encoder(
+    vocab, d_model, n_heads, n_layers, d_ff, dropout=0.1, final_norm=False, max_len=512
+) -> TextEncoder:
+    """An encoder-only model as tutorials build it, for a text classifier or a parameter count.
+
+    Linear layers with biases (as ``nn.MultiheadAttention``), post-norm layers, its own
+    embedding and no output layer. Lessons 1 and 7 time it, count its parameters and probe
+    what each position sees.
     """
     c = TransformerConfig(
         src_vocab_size=vocab,
@@ -284,15 +298,15 @@ def make_encoder(vocab, d_model, n_heads, n_layers, d_ff, dropout=0.1, final_nor
         n_encoder_layers=n_layers,
         d_ff=d_ff,
         dropout=dropout,
-        max_len=512,
+        max_len=max_len,
         share_embeddings=False,
         attention_bias=True,
         final_norm=final_norm,
     )
-    return nn.ModuleDict(
+    return TextEncoder(
         {
             "embedding": nn.Embedding(vocab, d_model),
-            "positional": PositionalEncoding(d_model, c.max_len, dropout),
+            "positional": PositionalEncoding(d_model, max_len, dropout),
             "encoder": Encoder(c),
         }
     )
@@ -317,6 +331,7 @@ __all__ = [
     "DecoderLayer",
     "Encoder",
     "EncoderLayer",
+    "TextEncoder",
     "Transformer",
     "TransformerConfig",
     "UnmaskedByDefault",

@@ -27,8 +27,7 @@ from course_lib.attention import MultiHeadAttention
 from course_lib.baselines import BiLSTMEncoder
 from course_lib.checks import check, hint
 from course_lib.experiments import reversal
-from course_lib.model import Encoder, TransformerConfig
-from course_lib.positional import PositionalEncoding
+from course_lib.model import make_encoder
 from course_lib.widgets import draw_attention
 from course_lib.widgets.sequence_cost import (
     SequenceCostExplorer,
@@ -445,7 +444,6 @@ print(
 # %% id="f8a580f8"
 print(reversal.EXPERIMENT.verify(measured, "on_copied_or_next"))
 
-
 # %% [markdown] id="l1-39"
 # The weight sits on the symbol being copied or on the source position just after it. That is no accident: the encoder reads left to right, so its output at the next position has just read the symbol too.
 #
@@ -456,34 +454,13 @@ print(reversal.EXPERIMENT.verify(measured, "on_copied_or_next"))
 # ### Lab L1.B: a Transformer encoder against a BiLSTM
 #
 # Two encoders of the kind a text classifier would use, both with a 10,000-token vocabulary and 256-wide embeddings:
-# - **Transformer encoder**: d_model 256, 8 heads, 6 post-norm layers, d_ff = 4·d_model = 1,024, dropout 0.1, sinusoidal positional encoding (from `course_lib`);
+# - **Transformer encoder**: d_model 256, 8 heads, 6 post-norm layers, d_ff = 4·d_model = 1,024, dropout 0.1, sinusoidal positional encoding (`course_lib.model.make_encoder`: embedding, positions, encoder stack);
 # - **BiLSTM**: a 2-layer bidirectional LSTM with 128 hidden units per direction (`course_lib.baselines.BiLSTMEncoder`), so its output is 256 wide as well.
 
 # %% id="l1-40"
-class TransformerTextEncoder(nn.Module):
-    """Embedding + sinusoidal positions + a stack of post-norm encoder layers: (B, n) -> (B, n, D)."""
-
-    def __init__(self, vocab_size=10_000, d_model=256, n_heads=8, n_layers=6, dropout=0.1):
-        super().__init__()
-        config = TransformerConfig(
-            src_vocab_size=vocab_size,
-            tgt_vocab_size=vocab_size,
-            d_model=d_model,
-            n_heads=n_heads,
-            n_encoder_layers=n_layers,
-            d_ff=4 * d_model,
-            dropout=dropout,
-            attention_bias=True,  # the projections have biases, as in nn.MultiheadAttention
-        )
-        self.embed = nn.Embedding(vocab_size, d_model)
-        self.positional = PositionalEncoding(d_model, dropout=dropout)
-        self.encoder = Encoder(config)
-
-    def forward(self, tokens):
-        return self.encoder(self.positional(self.embed(tokens)))
-
-
-transformer_encoder = TransformerTextEncoder().eval()
+transformer_encoder = make_encoder(
+    10_000, 256, n_heads=8, n_layers=6, d_ff=1024, max_len=5000
+).eval()
 bilstm = BiLSTMEncoder(vocab_size=10_000, d_embed=256, hidden=128, n_layers=2).eval()
 count = {
     "Transformer encoder": sum(p.numel() for p in transformer_encoder.parameters()),

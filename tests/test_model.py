@@ -10,8 +10,10 @@ from course_lib.model import (
     Attentions,
     Transformer,
     TransformerConfig,
+    UnmaskedByDefault,
     copy_weights_from_torch,
     count_parameters,
+    make_encoder,
 )
 from course_lib.positional import sinusoidal_encoding
 
@@ -385,3 +387,28 @@ def test_initial_loss_is_near_uniform_guessing():
         model(src, tgt[:, :-1]).flatten(0, 1), tgt[:, 1:].flatten()
     )
     assert loss.item() < 1.3 * math.log(500)
+
+
+def test_make_encoder_chains_its_named_parts():
+    torch.manual_seed(0)
+    encoder = make_encoder(50, 16, 2, 2, 24, dropout=0.0).eval()
+    ids = tokens(2, 5, 50)
+    by_hand = encoder["encoder"](encoder["positional"](encoder["embedding"](ids)))
+    torch.testing.assert_close(encoder(ids), by_hand)
+    assert encoder.embedding is encoder["embedding"]
+    names = [n for n, _ in encoder.named_parameters()]
+    assert names[0] == "embedding.weight" and "encoder.layers.1.ffn.w_2.bias" in names
+
+
+def test_a_model_unmasked_by_default_reads_the_future_until_given_masks():
+    torch.manual_seed(0)
+    model = UnmaskedByDefault(small()).eval()
+    src, tgt = tokens(2, 6, 30), tokens(2, 5, 40)
+    future = tgt.clone()
+    future[:, 2:] = 7
+    first = [model(src, t)[:, 0] for t in (tgt, future)]
+    assert not torch.allclose(*first)  # position 0 changed with tokens it should not see
+    masked = [
+        model(src, t, padding_mask(src, PAD), target_mask(t, PAD))[:, 0] for t in (tgt, future)
+    ]
+    torch.testing.assert_close(*masked)
