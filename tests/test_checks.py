@@ -22,11 +22,21 @@ from course_lib.checks import (
     Exercise,
     Hint,
     Result,
+    _core,
     check,
     exercises,
     hint,
 )
-from course_lib.checks._core import Mismatch, NotDone, call, choice, describe_error
+from course_lib.checks._core import (
+    Mismatch,
+    NotDone,
+    call,
+    choice,
+    declared,
+    describe_error,
+    exercise,
+    multiple_choice,
+)
 from course_lib.checks._tensors import as_tensor, diagnose, difference
 
 THIS_FILE = "test_checks.py"
@@ -110,6 +120,17 @@ def test_a_repeated_exercise_id_is_refused(monkeypatch):
 @dataclass
 class _Found:
     name: str
+
+
+def test_a_repeated_exercise_id_among_declared_exercises_is_refused(monkeypatch):
+    name = "course_lib.checks.lesson99"
+    monkeypatch.setitem(sys.modules, name, type(checks)(name))
+    monkeypatch.setitem(_core._DECLARED, name, {"3.1": ("recall", EXERCISES["3.1"])})
+    monkeypatch.setattr(
+        checks.pkgutil, "iter_modules", lambda path: [_Found("lesson03"), _Found("lesson99")]
+    )
+    with pytest.raises(ValueError, match="exercise id '3.1' is defined twice"):
+        checks._collect()
 
 
 def test_exercise_id_may_be_a_number():
@@ -198,6 +219,114 @@ def test_exercise_run_turns_every_outcome_into_a_result(verify, status, message)
     assert message in result.message
 
 
+# Declaring an exercise -----------------------------------------------------------------------
+
+
+@pytest.fixture
+def registry(monkeypatch):
+    """A registry of its own, so the exercises a test declares do not join the course's."""
+    monkeypatch.setattr(_core, "_DECLARED", {})
+    return _core._DECLARED
+
+
+def test_a_declaration_takes_the_names_from_the_parameters_and_the_hints_from_the_docstring(
+    registry,
+):
+    @exercise("0.1", "Apply: two answers")
+    def apply(first_answer, second_answer) -> str:
+        """A gentle hint that runs over
+        two lines.
+
+        An explicit one: x @ y.
+        """
+        return f"{first_answer + second_answer} is right"
+
+    assert isinstance(apply, Exercise)
+    assert (apply.id, apply.title, apply.kind) == ("0.1", "Apply: two answers", "code")
+    assert apply.names == ("first_answer", "second_answer")
+    assert apply.hints == ("A gentle hint that runs over two lines.", "An explicit one: x @ y.")
+    assert apply.run(1, 2) == Result("0.1", PASSED, "3 is right")
+    assert declared(__name__) == [apply]
+
+
+def test_declarations_keep_their_order_and_refuse_a_repeated_id(registry):
+    @exercise("0.2", "second")
+    def later(x) -> str:
+        """Hint."""
+
+    @exercise("0.1", "first")
+    def earlier(y) -> str:
+        """Hint."""
+
+    assert [e.id for e in declared(__name__)] == ["0.2", "0.1"]
+    with pytest.raises(ValueError, match="'0.1' is declared twice"):
+
+        @exercise("0.1", "again")
+        def another(z) -> str:
+            """Hint."""
+
+
+def test_declaring_again_from_the_same_function_replaces_it_as_a_reload_does(registry):
+    for title in ("before", "after"):
+
+        @exercise("0.1", title)
+        def same(x) -> str:
+            """Hint."""
+
+    assert [e.title for e in declared(__name__)] == ["after"]
+
+
+def test_a_verifier_needs_a_docstring_and_plain_parameters(registry):
+    with pytest.raises(ValueError, match="needs a docstring"):
+
+        @exercise("0.1", "no hints")
+        def bare(x) -> str:
+            return "ok"
+
+    with pytest.raises(ValueError, match="plain parameter"):
+
+        @exercise("0.2", "varargs")
+        def many(*answers) -> str:
+            """Hint."""
+
+
+def test_a_multiple_choice_reads_its_options_and_hints_from_the_docstring(registry):
+    @multiple_choice("0.1", "Recall: which?", correct="b")
+    def recall(answer_0_1):
+        """Think about
+        it.
+
+        (a) Not this one: it
+        is too slow.
+
+        (b) This one.
+
+        A second hint.
+        """
+
+    assert (recall.kind, recall.names) == ("choice", ("answer_0_1",))
+    assert recall.hints == ("Think about it.", "A second hint.")
+    assert recall.run(" (B). ") == Result("0.1", PASSED, "(b) is right. This one.")
+    assert recall.run("a").message == "(a) is not the best answer. Not this one: it is too slow."
+    assert recall.run("c").message == 'answer with one of "a", "b" (a string); got \'c\''
+
+
+def test_a_multiple_choice_must_explain_its_correct_option(registry):
+    with pytest.raises(ValueError, match="explains the correct option"):
+
+        @multiple_choice("0.1", "Recall", correct="c")
+        def recall(answer_0_1):
+            """Hint.
+
+            (a) One.
+
+            (b) Two.
+            """
+
+
+# call: the one way to run the learner's code ----------------------------------------------------
+
+
 def test_call_maps_stubs_crashes_and_non_functions():
     with pytest.raises(NotDone):
         call(_stub, 4)
@@ -205,6 +334,49 @@ def test_call_maps_stubs_crashes_and_non_functions():
         call(4)
     with pytest.raises(Mismatch, match=r"raised ZeroDivisionError.* when called for T = 4\.$"):
         call(_divides_by_zero, 4, during="for T = 4")
+
+
+def test_call_adds_a_tip_to_a_crash():
+    with pytest.raises(Mismatch, match=r"when called for T = 4\. Use //\.$"):
+        call(_divides_by_zero, 4, during="for T = 4", tip="Use //.")
+    with pytest.raises(Mismatch, match=r"ZeroDivisionError: division by zero.*\. 0 is ZeroDiv"):
+        call(_divides_by_zero, during="now", tip=lambda e: f"0 is {type(e).__name__[:7]}")
+    with pytest.raises(Mismatch, match=r"when called now\.$"):
+        call(_divides_by_zero, during="now", tip=lambda e: None)
+
+
+@dataclass(frozen=True)
+class _Params:
+    w: np.ndarray
+    b: torch.Tensor
+
+
+def _scale_in_place(x, params):
+    x *= 2
+    params.w[0] = 5.0
+    return x
+
+
+def test_call_refuses_inputs_changed_in_place_and_keeps_the_originals():
+    x, params = torch.ones(3), _Params(np.zeros(2), torch.zeros(2))
+    with pytest.raises(Mismatch, match="^changed in place$"):
+        call(_scale_in_place, x, params, in_place="changed in place")
+    assert torch.equal(x, torch.ones(3)) and np.array_equal(params.w, np.zeros(2))
+    result = call(lambda x, p: x + 1, torch.tensor([float("nan")]), params, in_place="no")
+    assert torch.isnan(result).all()
+
+
+def _calls_a_stub(x):
+    return _stub(x) + 1
+
+
+def test_call_names_an_unfinished_function_that_the_learners_function_calls():
+    with pytest.raises(NotDone, match="^finish 0.1 first$"):
+        call(_calls_a_stub, 1, unfinished="finish 0.1 first")
+    with pytest.raises(NotDone, match="^$"):  # its own stub: the usual "not done"
+        call(_stub, 1, unfinished="finish 0.1 first")
+    with pytest.raises(NotDone, match="^$"):
+        call(_calls_a_stub, 1)
 
 
 # describe_error ---------------------------------------------------------------------------------
@@ -357,6 +529,14 @@ def test_diagnose_prefers_the_named_mistake_and_checks_shape_first():
         diagnose("w", [0.3, 0.7], expected, wrong=[(expected.flip(0), "swapped")])
     with pytest.raises(Mismatch, match=r"should have shape \(2,\); got \(3,\)"):
         diagnose("w", [0.7, 0.3, 0.0], expected)
+
+
+def test_diagnose_starts_its_message_with_how_the_function_was_called():
+    expected = torch.tensor([0.7, 0.3])
+    with pytest.raises(Mismatch, match=r"^on x \(2,\): swapped$"):
+        diagnose("w", [0.3, 0.7], expected, [(expected.flip(0), "swapped")], during="on x (2,)")
+    with pytest.raises(Mismatch, match=r"^on x: `w` should have shape \(2,\); got \(1,\)$"):
+        diagnose("w", [0.3], expected, during="on x")
 
 
 def test_backticks_in_a_message_show_as_code_in_html():

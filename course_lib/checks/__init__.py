@@ -7,6 +7,39 @@ mistake. It shows as a box with a symbol and a word, so the outcome never depend
 
 Each exercise declares the notebook names that hold its answer (``Exercise.names``); the
 instructor's grader reads the same names and runs the same checks.
+
+How to write a check
+--------------------
+One exercise is one block of ``lessonNN.py``, in the order of the lesson: a comment line
+naming it, the declaration on its verifier, and the helpers only it uses right below::
+
+    @exercise("3.2", "Apply: one query, two keys")
+    def apply(apply_weights, apply_output) -> str:
+        \"""Scores are q·k for each key: [1, 0]. Scale them by 1/√d_k with d_k = 2.
+
+        The output is w₁·5 + w₂·3.
+        \"""
+        weights = ...  # the reference
+        diagnose("apply_weights", apply_weights, weights, wrong, weights=True)
+        return f"weights {fmt(weights)}: ..."  # the success message
+
+- The parameters are the answers' notebook names; the docstring's paragraphs are the hints,
+  gentle to explicit. A multiple choice is ``@multiple_choice(id, title, correct="b")`` on a
+  body-less function of one parameter whose docstring adds a paragraph per option,
+  ``(a) why a is wrong``, ... (``_core.exercise``, ``_core.multiple_choice``).
+- Call the learner's functions only through ``call(fn, *args, during="for T = 4")``: a stub
+  is "not done", a crash a message with its line; ``tip=``, ``in_place=`` and ``unfinished=``
+  add a sentence for a crash, refuse inputs changed in place, and name an unfinished earlier
+  exercise. A function that must return ``(output, weights)``: ``tensor_pair`` (torch) or
+  ``array_pair`` (numpy) on its result.
+- Compare with ``diagnose(name, got, expected, mistakes, during=...)`` (``_tensors``): shape
+  first, then the first typical mistake the answer reproduces, else where it is furthest off.
+  A mistake is a pair ``(wrong_result, message)``; take the shared ones from ``_mistakes``
+  (``weight_mistakes``, ``softmax_mistakes``, ``mask_mistakes``, ``layer_norm_mistakes``,
+  ``stable_softmax_mistakes``, the type and shape checks), in torch or numpy, and write only
+  the lesson's own.
+- Messages stay within the 100-column lines by implicit string concatenation
+  (``"first part " "second part"``), never by switching the formatter off.
 """
 
 import html
@@ -14,15 +47,21 @@ import importlib
 import pkgutil
 from dataclasses import dataclass
 
-from ._core import FAILED, MIME_TYPE, NOT_DONE, PASSED, Exercise, Result
+from ._core import FAILED, MIME_TYPE, NOT_DONE, PASSED, Exercise, Result, declared
 
 
 def _collect() -> dict[str, Exercise]:
-    """Every ``lessonNN`` module's ``EXERCISES``, keyed by id; a repeated id is an error."""
+    """Every ``lessonNN`` module's exercises, keyed by id; a repeated id is an error.
+
+    A module's exercises are those it declares (``@exercise``, ``@multiple_choice``) or,
+    TRANSITIONAL until every lesson is converted, its list ``EXERCISES`` of records.
+    """
     found: dict[str, Exercise] = {}
     for module in sorted(m.name for m in pkgutil.iter_modules(__path__)):
         if module.startswith("lesson"):
-            for exercise in importlib.import_module(f".{module}", __name__).EXERCISES:
+            imported = importlib.import_module(f".{module}", __name__)
+            listed = getattr(imported, "EXERCISES", None)
+            for exercise in declared(imported.__name__) if listed is None else listed:
                 if exercise.id in found:
                     raise ValueError(f"exercise id {exercise.id!r} is defined twice ({module})")
                 found[exercise.id] = exercise

@@ -1,23 +1,32 @@
-"""What every exercise check shares: the result, the exercise record, and how a check runs.
+"""What every exercise check shares: the result, the exercise, its declaration and its calls.
 
 A check never raises into the notebook. It returns a :class:`Result` whose status is
 "passed", "failed" or "not done", with a message that names the likely mistake.
-Exercise-specific code (the ``verify`` functions in ``lessonNN.py``) signals outcomes with
-two exceptions: :class:`NotDone` (the answer is still the lesson's stub) and
-:class:`Mismatch` (the answer is wrong; its text says how). Any other exception comes from
-the learner's own code and is reported with the line it came from.
+Exercise-specific code (the verifiers in ``lessonNN.py``) signals outcomes with two
+exceptions: :class:`NotDone` (the answer is still the lesson's stub) and :class:`Mismatch`
+(the answer is wrong; its text says how). Any other exception comes from the learner's own
+code and is reported with the line it came from (:func:`describe_error`).
 
-Every ``verify`` runs inside ``_purity.untouched``: whatever it does, the learner's random
+An exercise is declared where its verifier is defined, by :func:`exercise` (or
+:func:`multiple_choice`); ``checks/__init__.py`` gathers the declarations of every lesson
+module. The learner's functions are called through :func:`call`.
+
+Every verifier runs inside ``_purity.untouched``: whatever it does, the learner's random
 states, default dtype, thread count, grad mode and answers are as they were afterwards.
 """
 
+import dataclasses
 import html
+import inspect
 import re
 import sysconfig
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+
+import numpy as np
+import torch
 
 from ._purity import untouched
 
@@ -140,7 +149,7 @@ _LIBRARY_DIRS = tuple(
 
 
 def _is_learners(filename: str) -> bool:
-    """A frame of the learner's code: not the standard library, an installed package or course_lib."""
+    """A frame of the learner's code: not the standard library, an installed package, course_lib."""
     return not str(Path(filename).resolve()).startswith(_LIBRARY_DIRS)
 
 
@@ -155,26 +164,107 @@ def describe_error(e: BaseException) -> str:
     return text
 
 
-def call(fn, *args, during: str = "", **kwargs):
-    """Call the learner's function; a stub means "not done", a crash becomes a Mismatch."""
-    if not callable(fn):
-        raise Mismatch(f"expected a function; got {type(fn).__name__}")
-    try:
-        return fn(*args, **kwargs)
-    except NotImplementedError:
-        raise NotDone() from None
-    except Exception as e:
-        context = f" when called {during}" if during else ""
-        raise Mismatch(f"your function raised {describe_error(e)}{context}.") from None
+# Declaring an exercise ------------------------------------------------------------------------
+
+_DECLARED: dict[str, dict[str, tuple[str, Exercise]]] = {}  # module -> id -> (qualname, exercise)
 
 
-def choice(correct: str, explanations: dict[str, str]) -> Callable[[str], str]:
-    """A ``verify`` for a multiple-choice question: each option explains itself.
+def exercise(exercise_id: str, title: str) -> Callable[[Callable[..., str]], Exercise]:
+    """Declare a code exercise on its verifier: ``@exercise("3.2", "Apply: one query, two keys")``.
 
-    Args:
-        correct: the letter of the right option.
-        explanations: letter -> why that option is right or wrong.
+    The decorated function is the verifier. Its parameters are the notebook names that hold
+    the answer, in the order ``check`` takes them (the instructor's grader reads the same
+    names); it returns the success message or raises :class:`NotDone` / :class:`Mismatch`.
+    Its docstring holds the hints, one paragraph each, from gentle to explicit; a paragraph's
+    lines are joined with single spaces, so wrap them anywhere between words.
+
+    The decorator returns the :class:`Exercise` and registers it with its module, in
+    declaration order; ``checks/__init__.py`` gathers every lesson module's exercises.
     """
+
+    def declare(verify: Callable[..., str]) -> Exercise:
+        hints = _paragraphs(verify)
+        return _register(verify, Exercise(exercise_id, title, _names(verify), verify, hints))
+
+    return declare
+
+
+def multiple_choice(exercise_id: str, title: str, *, correct: str) -> Callable[..., Exercise]:
+    """Declare a multiple-choice question on a function without a body.
+
+    The function's one parameter is the notebook name of the answer (a letter). Its
+    docstring holds the hints and, in paragraphs that start with ``(a)``, ``(b)``, ..., what
+    each option gets right or wrong: the message shown when that letter is the answer::
+
+        @multiple_choice("3.1", "Recall: why divide by √d_k?", correct="b")
+        def recall(answer_3_1):
+            \"""Think about the variance of q·k ...
+
+            (a) The division costs one extra operation; ...
+
+            (b) With unit-variance components, ...
+            \"""
+    """
+
+    def declare(question: Callable[..., object]) -> Exercise:
+        hints, explanations = [], {}
+        for paragraph in _paragraphs(question):
+            option = re.fullmatch(r"\(([a-z])\) (.+)", paragraph)
+            if option:
+                explanations[option[1]] = option[2]
+            else:
+                hints.append(paragraph)
+        names = _names(question)
+        if len(names) != 1 or correct not in explanations:
+            raise ValueError(
+                f"{question.__qualname__}: a multiple choice takes one answer and explains "
+                f"the correct option ({correct!r}) among its options {list(explanations)}"
+            )
+        verify = _choice_verify(correct, explanations)
+        return _register(
+            question, Exercise(exercise_id, title, names, verify, tuple(hints), kind="choice")
+        )
+
+    return declare
+
+
+def declared(module: str) -> list[Exercise]:
+    """The exercises declared in ``module`` (its ``__name__``), in declaration order."""
+    return [e for _, e in _DECLARED.get(module, {}).values()]
+
+
+def _register(fn: Callable, declared_exercise: Exercise) -> Exercise:
+    """Add the exercise to its module's list; a repeated id is an error, unless the same
+    function declares it again (the module was reloaded)."""
+    module = _DECLARED.setdefault(fn.__module__, {})
+    before = module.get(declared_exercise.id)
+    if before is not None and before[0] != fn.__qualname__:
+        raise ValueError(
+            f"exercise id {declared_exercise.id!r} is declared twice in {fn.__module__} "
+            f"({before[0]} and {fn.__qualname__})"
+        )
+    module[declared_exercise.id] = (fn.__qualname__, declared_exercise)
+    return declared_exercise
+
+
+def _names(fn: Callable) -> tuple[str, ...]:
+    """The parameters of ``fn`` (through any ``functools.wraps``): the answers' names."""
+    parameters = inspect.signature(fn).parameters.values()
+    if any(p.kind not in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in parameters):
+        raise ValueError(f"{fn.__qualname__}: name each answer as a plain parameter")
+    return tuple(p.name for p in parameters)
+
+
+def _paragraphs(fn: Callable) -> tuple[str, ...]:
+    """The paragraphs of the docstring of ``fn``, each on one line."""
+    doc = inspect.getdoc(inspect.unwrap(fn))
+    if not doc:
+        raise ValueError(f"{fn.__qualname__} needs a docstring: its paragraphs are the hints")
+    return tuple(" ".join(p.split()) for p in re.split(r"\n\s*\n", doc.strip()))
+
+
+def _choice_verify(correct: str, explanations: dict[str, str]) -> Callable[[str], str]:
+    """The verifier of a multiple choice: each option explains itself."""
     letters = ", ".join(f'"{k}"' for k in explanations)
 
     def verify(answer) -> str:
@@ -186,3 +276,92 @@ def choice(correct: str, explanations: dict[str, str]) -> Callable[[str], str]:
         return f"({letter}) is right. {explanations[letter]}"
 
     return verify
+
+
+def choice(correct: str, explanations: dict[str, str]) -> Callable[[str], str]:
+    """TRANSITIONAL, for the lessons still listing ``Exercise(...)`` records: the verifier of
+    a multiple choice. Declare new questions with :func:`multiple_choice`."""
+    return _choice_verify(correct, explanations)
+
+
+# Calling the learner's code -------------------------------------------------------------------
+
+
+def call(
+    fn,
+    *args,
+    during: str = "",
+    tip: str | Callable[[Exception], str | None] | None = None,
+    in_place: str | None = None,
+    unfinished: str | None = None,
+    **kwargs,
+):
+    """Call the learner's ``fn(*args, **kwargs)``; the one way a check runs learner code.
+
+    A function that still raises ``NotImplementedError`` is "not done"; any other exception
+    becomes a :class:`Mismatch`: "your function raised <describe_error> when called <during>."
+
+    Args:
+        during: how it was called, e.g. ``"for T = 4"`` or ``"on q (2, 5, 8)"``.
+        tip: a sentence added to the message of a crash, or a function of the exception
+            returning one (or None for no tip).
+        in_place: the message if ``fn`` writes into one of its tensor or array arguments
+            (``x -= ...``). ``fn`` then gets copies, so the check's own inputs stay intact.
+        unfinished: the "not done" message for a ``NotImplementedError`` raised by a function
+            that ``fn`` calls (an earlier exercise), rather than by ``fn`` itself.
+
+    The result is returned as it is; ``_mistakes.tensor_pair`` and ``_mistakes.array_pair``
+    check a returned pair (output, weights).
+    """
+    if not callable(fn):
+        raise Mismatch(f"expected a function; got {type(fn).__name__}")
+    given = [_copied(a) for a in args] if in_place else args
+    try:
+        result = fn(*given, **kwargs)
+    except NotImplementedError as e:
+        if unfinished and not _raised_by(fn, e):
+            raise NotDone(unfinished) from None
+        raise NotDone() from None
+    except Exception as e:
+        context = f" when called {during}" if during else ""
+        message = f"your function raised {describe_error(e)}{context}."
+        extra = tip(e) if callable(tip) else tip
+        raise Mismatch(f"{message} {extra}" if extra else message) from None
+    if in_place and not all(_same(a, b) for a, b in zip(args, given, strict=True)):
+        raise Mismatch(in_place)
+    return result
+
+
+def _raised_by(fn, e: BaseException) -> bool:
+    """Whether ``e`` was raised in the code of ``fn`` itself (true when that is unknown)."""
+    code = getattr(inspect.unwrap(fn), "__code__", None)
+    tb = e.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    return code is None or tb is None or tb.tb_frame.f_code is code
+
+
+def _copied(x):
+    """A copy of a tensor, an array, or a dataclass holding them; anything else as it is."""
+    if isinstance(x, torch.Tensor):
+        return x.detach().clone()
+    if isinstance(x, np.ndarray):
+        return x.copy()
+    if dataclasses.is_dataclass(x) and not isinstance(x, type):
+        return dataclasses.replace(
+            x, **{f.name: _copied(getattr(x, f.name)) for f in dataclasses.fields(x) if f.init}
+        )
+    return x
+
+
+def _same(a, b) -> bool:
+    """Whether ``b``, a copy of ``a`` given to the learner's function, still holds its values."""
+    if isinstance(a, torch.Tensor):
+        if a.shape != b.shape or not a.is_floating_point():
+            return torch.equal(a, b)
+        return bool(((a == b) | (a.isnan() & b.isnan())).all())
+    if isinstance(a, np.ndarray):
+        return a.shape == b.shape and np.array_equal(a, b, equal_nan=a.dtype.kind in "fc")
+    if dataclasses.is_dataclass(a) and not isinstance(a, type):
+        return all(_same(getattr(a, f.name), getattr(b, f.name)) for f in dataclasses.fields(a))
+    return True

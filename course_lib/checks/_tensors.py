@@ -25,7 +25,8 @@ def as_tensor(name: str, x) -> torch.Tensor:
     if values is None or values.dtype.kind not in "biuf":
         held = f" holding {values.dtype}" if values is not None and values.dtype.kind == "O" else ""
         raise Mismatch(
-            f"`{name}` should be numbers (a tensor, an array or a list); got {type(x).__name__}{held}"
+            f"`{name}` should be numbers (a tensor, an array or a list); "
+            f"got {type(x).__name__}{held}"
         )
     return torch.as_tensor(values.astype(np.float64))
 
@@ -85,7 +86,10 @@ def difference(name: str, got, expected) -> str:
     """Where and by how much ``got`` is furthest from ``expected`` (same shapes)."""
     got, expected = as_tensor(name, got), as_tensor("expected", expected)
     if torch.isnan(got).any():
-        return f"`{name}` contains NaN (not a number), e.g. from a softmax over a row of -inf scores or from 0/0."
+        return (
+            f"`{name}` contains NaN (not a number), e.g. from a softmax over a row of -inf "
+            "scores or from 0/0."
+        )
     diff = (got - expected).abs()
     where = tuple(int(i) for i in np.unravel_index(int(diff.argmax()), tuple(diff.shape)))
     at = f" at index {where}" if where else ""
@@ -95,23 +99,29 @@ def difference(name: str, got, expected) -> str:
     )
 
 
-def diagnose(name, got, expected, wrong=(), atol: float = 1e-4, weights: bool = False) -> None:
+def diagnose(
+    name, got, expected, wrong=(), atol: float = 1e-4, weights: bool = False, during: str = ""
+) -> None:
     """Return if ``got`` matches ``expected``; otherwise raise a Mismatch saying why.
 
     Args:
-        wrong: pairs ``(tensor, message)``: the results of typical mistakes. If ``got``
-            reproduces one, its message is the diagnosis.
+        wrong: pairs ``(tensor, message)``: the results of typical mistakes (``_mistakes``
+            has the shared ones). If ``got`` reproduces one, its message is the diagnosis.
         weights: ``got`` holds attention weights, so each row (last axis) should sum to 1.
+        during: how the learner's function was called; it starts the message ("{during}: ").
     """
     got = as_tensor(name, got)
     expected = as_tensor("expected", expected)
-    expect_shape(name, got, expected.shape)
-    if not close(got, expected, atol):
-        raise Mismatch(
-            match(got, wrong)
-            or (weights and row_sums(name, got))
-            or difference(name, got, expected)
-        )
+    try:
+        expect_shape(name, got, expected.shape)
+        if not close(got, expected, atol):
+            raise Mismatch(
+                match(got, wrong)
+                or (weights and row_sums(name, got))
+                or difference(name, got, expected)
+            )
+    except Mismatch as e:
+        raise Mismatch(f"{during}: {e}" if during else str(e)) from None
 
 
 def row_sums(name: str, weights: torch.Tensor) -> str | None:
@@ -119,21 +129,16 @@ def row_sums(name: str, weights: torch.Tensor) -> str | None:
     sums = weights.sum(dim=-1)
     if torch.isnan(sums).any() or torch.allclose(sums, torch.ones_like(sums), atol=0.1):
         return None  # near misses are better described by how far off they are
+    more = " ..." if sums.numel() > 4 else ""
     return (
-        f"the rows of `{name}` don't sum to 1 over the last axis (they sum to {fmt(sums.flatten()[:4])}"
-        f"{' ...' if sums.numel() > 4 else ''}): softmax over dim=-1, dividing each exponential by its row's sum?"
+        f"the rows of `{name}` don't sum to 1 over the last axis (they sum to "
+        f"{fmt(sums.flatten()[:4])}{more}): softmax over dim=-1, dividing each exponential by "
+        "its row's sum?"
     )
 
 
 def output_and_weights(function: str, result, during: str) -> tuple[torch.Tensor, torch.Tensor]:
-    """The pair ``(output, weights)`` that the learner's ``function`` returned, as tensors."""
-    if isinstance(result, (tuple, list)) and len(result) == 2:
-        return as_tensor("output", result[0]), as_tensor("weights", result[1])
-    got = (
-        f"a tensor of shape {tuple(result.shape)}"
-        if isinstance(result, torch.Tensor)
-        else type(result).__name__
-    )
-    raise Mismatch(
-        f"{function} should return a pair (output, weights); {during} it returned {got}."
-    )
+    """TRANSITIONAL (lesson 4): ``_mistakes.tensor_pair``, which replaces it."""
+    from ._mistakes import tensor_pair
+
+    return tensor_pair(function, result, during)

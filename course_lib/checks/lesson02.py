@@ -11,30 +11,118 @@ import math
 import numpy as np
 import torch
 
-from ._core import Exercise, Mismatch, choice
+from ._core import Mismatch, exercise, multiple_choice
 from ._tensors import as_tensor, diagnose, expect_shape, fmt, match, one_number
 
-# 2.1 Recall ------------------------------------------------------------------------------
+# 2.1 Recall ------------------------------------------------------------------------------------
 
-_RECALL = choice(
-    "b",
-    {
-        "a": "Distance works in any number of dimensions: |q - k|² = |q|² + |k|² - 2 q·k. "
-        "The reasons are cost, and which way the scale points.",
-        "b": "One matrix product, QKᵀ, scores every query against every key, and GPUs are built "
-        "for exactly that. Distance needs the same product plus the norm terms |q|² + |k|², and "
-        "it says 'small = similar', the opposite of what a softmax rewards.",
-        "c": "That describes cosine similarity. A dot product grows with the lengths: in the "
-        "worked example dog·cat = 1.20 beats dog·dog = 1.17 because cat is the longer vector.",
-        "d": "Dot products are negative for vectors that point opposite ways (exercise 2.2 finds "
-        "-8), and a softmax accepts any real score anyway.",
-    },
-)
 
-# 2.2 Apply: a = [2, -1, 3], b = [1, 4, -2] ---------------------------------------------------
+@multiple_choice("2.1", "Recall: why dot products?", correct="b")
+def recall(answer_2_1):
+    """Write |q - k|² out: which term is the dot product, and what else is there?
+
+    Think about how many scores attention needs at once, and what a GPU does best.
+
+    (a) Distance works in any number of dimensions: |q - k|² = |q|² + |k|² - 2 q·k. The
+    reasons are cost, and which way the scale points.
+
+    (b) One matrix product, QKᵀ, scores every query against every key, and GPUs are built for
+    exactly that. Distance needs the same product plus the norm terms |q|² + |k|², and it says
+    'small = similar', the opposite of what a softmax rewards.
+
+    (c) That describes cosine similarity. A dot product grows with the lengths: in the worked
+    example dog·cat = 1.20 beats dog·dog = 1.17 because cat is the longer vector.
+
+    (d) Dot products are negative for vectors that point opposite ways (exercise 2.2 finds
+    -8), and a softmax accepts any real score anyway.
+    """
+
+
+# 2.2 Apply: a = [2, -1, 3], b = [1, 4, -2] -----------------------------------------------------
 
 A = torch.tensor([2.0, -1.0, 3.0], dtype=torch.float64)
 B = torch.tensor([1.0, 4.0, -2.0], dtype=torch.float64)
+
+
+@exercise("2.2", "Apply: a dot product, its cosine and angle")
+def apply(dot_ab, cos_ab, angle_ab) -> str:
+    """a·b = 2·1 + (-1)·4 + 3·(-2). The lengths are |a| = √14 and |b| = √21.
+
+    cos θ = a·b / (|a| |b|); θ = arccos(cos θ), which numpy and math return in radians.
+
+    np.degrees(np.arccos(cos_ab)) gives the angle in degrees.
+    """
+    dot = A @ B
+    norm_a, norm_b = A.norm(), B.norm()
+    wrong = [
+        (A * B, "these are the products aᵢbᵢ, one per component: add them up for a·b."),
+        (
+            torch.outer(A, B),
+            "this is every product aᵢbⱼ (an outer product); a dot product pairs only matching "
+            "components, aᵢbᵢ, and sums them.",
+        ),
+    ]
+    got = as_tensor("dot_ab", dot_ab)
+    if got.numel() != 1:
+        raise Mismatch(
+            match(got, wrong) or f"`dot_ab` should be one number; got shape {tuple(got.shape)}"
+        )
+    wrong = [
+        (-dot, "the sign is lost: (-1)·4 = -4 and 3·(-2) = -6 are negative, so a·b = 2 - 4 - 6."),
+        (norm_a * norm_b, "that is |a| |b|; the dot product is |a| |b| cos θ, and here cos θ < 0."),
+        ((A + B).sum(), "that is the sum of a + b; multiply matching components, then add."),
+    ]
+    diagnose("dot_ab", got.reshape(()), dot, wrong, atol=1e-6)
+    cos = dot / (norm_a * norm_b)
+    wrong = [
+        (dot, "that is the dot product itself: the cosine divides it by |a| |b| = √14·√21."),
+        (
+            dot / (norm_a**2 * norm_b**2),
+            "you divided by the squared lengths |a|²|b|² = 14·21; divide by the lengths √14·√21.",
+        ),
+        (dot / norm_a, "you divided by |a| only: the cosine divides by |a| |b|."),
+        (dot / norm_b, "you divided by |b| only: the cosine divides by |a| |b|."),
+        (-cos, "the sign is lost: a·b = -8 is negative, so cos θ is negative too."),
+    ]
+    got = one_number("cos_ab", cos_ab)
+    _rounded("cos_ab", got, cos, keep=3)
+    diagnose("cos_ab", got, cos, wrong, atol=1e-3)
+    angle = torch.rad2deg(torch.arccos(cos))
+    got = one_number("angle_ab", angle_ab, finite=False)  # a NaN has its own diagnosis
+    if torch.isnan(got):
+        raise Mismatch(
+            "`angle_ab` is NaN: arccos only accepts numbers between -1 and 1. Take the arccos "
+            "of the cosine, not of the dot product."
+        )
+    _rounded("angle_ab", got, angle, keep=1)
+    diagnose("angle_ab", got, angle, _angle_mistakes(cos, angle), atol=0.05)
+    return (
+        f"a·b = {dot:.0f}, cos θ = {cos:.3f}, θ = {angle:.1f}°: the negative sign says the two "
+        "vectors point in broadly opposite directions."
+    )
+
+
+def _angle_mistakes(cos, angle) -> list:
+    return [
+        (
+            torch.arccos(cos),
+            "this angle is in radians; the exercise asks for degrees: math.degrees(θ), or θ·180/π.",
+        ),
+        (180 - angle, "this is 180° - θ: arccos of a negative cosine is more than 90°."),
+        (
+            torch.cos(cos),
+            "np.cos turns an angle into a cosine; the inverse is np.arccos, then convert to "
+            "degrees.",
+        ),
+        (
+            torch.rad2deg(torch.cos(cos)),
+            "np.cos turns an angle into a cosine; the inverse is np.arccos.",
+        ),
+        (
+            torch.rad2deg(torch.arcsin(cos)),
+            "this is the arcsine (90° - θ); the angle whose cosine is cos_ab is np.arccos(cos_ab).",
+        ),
+    ]
 
 
 def _rounded(name: str, got: torch.Tensor, expected: torch.Tensor, keep: int) -> None:
@@ -47,98 +135,17 @@ def _rounded(name: str, got: torch.Tensor, expected: torch.Tensor, keep: int) ->
             )
 
 
-def _verify_apply(dot_ab, cos_ab, angle_ab) -> str:
-    dot = A @ B
-    norm_a, norm_b = A.norm(), B.norm()
-    products = "these are the products aᵢbᵢ, one per component: add them up for a·b."
-    wrong = [
-        (A * B, products),
-        (torch.outer(A, B), "this is every product aᵢbⱼ (an outer product); a dot product pairs only matching components, aᵢbᵢ, and sums them."),
-    ]  # fmt: skip
-    got = as_tensor("dot_ab", dot_ab)
-    if got.numel() != 1:
-        raise Mismatch(
-            match(got, wrong) or f"`dot_ab` should be one number; got shape {tuple(got.shape)}"
-        )
-    wrong = [
-        (-dot, "the sign is lost: (-1)·4 = -4 and 3·(-2) = -6 are negative, so a·b = 2 - 4 - 6."),
-        (norm_a * norm_b, "that is |a| |b|; the dot product is |a| |b| cos θ, and here cos θ < 0."),
-        ((A + B).sum(), "that is the sum of a + b; multiply matching components, then add."),
-    ]  # fmt: skip
-    diagnose("dot_ab", got.reshape(()), dot, wrong, atol=1e-6)
-    cos = dot / (norm_a * norm_b)
-    wrong = [
-        (dot, "that is the dot product itself: the cosine divides it by |a| |b| = √14·√21."),
-        (dot / (norm_a**2 * norm_b**2), "you divided by the squared lengths |a|²|b|² = 14·21; divide by the lengths √14·√21."),
-        (dot / norm_a, "you divided by |a| only: the cosine divides by |a| |b|."),
-        (dot / norm_b, "you divided by |b| only: the cosine divides by |a| |b|."),
-        (-cos, "the sign is lost: a·b = -8 is negative, so cos θ is negative too."),
-    ]  # fmt: skip
-    got = one_number("cos_ab", cos_ab)
-    _rounded("cos_ab", got, cos, keep=3)
-    diagnose("cos_ab", got, cos, wrong, atol=1e-3)
-    angle = torch.rad2deg(torch.arccos(cos))
-    got = one_number("angle_ab", angle_ab, finite=False)  # a NaN has its own diagnosis
-    if torch.isnan(got):
-        raise Mismatch(
-            "`angle_ab` is NaN: arccos only accepts numbers between -1 and 1. Take the arccos "
-            "of the cosine, not of the dot product."
-        )
-    _rounded("angle_ab", got, angle, keep=1)
-    wrong = [
-        (torch.arccos(cos), "this angle is in radians; the exercise asks for degrees: math.degrees(θ), or θ·180/π."),
-        (180 - angle, "this is 180° - θ: arccos of a negative cosine is more than 90°."),
-        (torch.cos(cos), "np.cos turns an angle into a cosine; the inverse is np.arccos, then convert to degrees."),
-        (torch.rad2deg(torch.cos(cos)), "np.cos turns an angle into a cosine; the inverse is np.arccos."),
-        (torch.rad2deg(torch.arcsin(cos)), "this is the arcsine (90° - θ); the angle whose cosine is cos_ab is np.arccos(cos_ab)."),
-    ]  # fmt: skip
-    diagnose("angle_ab", got, angle, wrong, atol=0.05)
-    return (
-        f"a·b = {dot:.0f}, cos θ = {cos:.3f}, θ = {angle:.1f}°: the negative sign says the two "
-        "vectors point in broadly opposite directions."
-    )
+# 2.3 Extend and 2.4 (lab L2.A): Var(q·k) = d_k -------------------------------------------------
 
 
-# 2.3 Extend and 2.4 (lab L2.A): Var(q·k) = d_k -----------------------------------------------
+@exercise("2.3", "Extend: Var(q·k) at d_k = 4 and 512")
+def extend(var_4, var_512, std_ratio) -> str:
+    """Draw q and k as torch.randn(n, d_k) each: n pairs, one per row.
 
-# Uniform [0, 1) components: Var(qᵢkᵢ) = E[q²]E[k²] - (E[q]E[k])² = 1/9 - 1/16 = 7/144.
-_UNIFORM = 7 / 144
+    q·k for every pair at once: (q * k).sum(dim=-1), shape (n,). Then .var().
 
-
-def _variance_mistake(name: str, got: float, d_k: int) -> str | None:
-    """Name the mistake behind an estimate of Var(q·k) at d_k, if it is a typical one."""
-    near = lambda target, tol=0.12: abs(got - target) <= tol * abs(target)  # noqa: E731
-    if d_k > 1 and near(math.sqrt(d_k)):
-        return f"`{name}` = {got:.3g} is about √{d_k} = {math.sqrt(d_k):.3g}, the standard deviation: the variance is its square (.var(), not .std())."
-    if d_k > 1 and near(1 / d_k):
-        return f"`{name}` = {got:.3g} is about 1/d_k = {1 / d_k:.3g}: that is the variance of the mean of the products (.mean(dim=-1)); q·k is their sum, .sum(dim=-1)."
-    if d_k > 1 and near(2 * d_k, 0.1):
-        return f"`{name}` = {got:.3g} is about 2·d_k = {2 * d_k}: that is the variance of q·q. Draw k separately from q, with its own torch.randn."
-    if d_k > 1 and near(1.0, 0.1):
-        return f"`{name}` = {got:.3g} is about 1: that is the variance of q·k/√d_k (lesson 3's scaling) or of a single product qᵢkᵢ. Sum the {d_k} products of each pair, unscaled."
-    if abs(got) < 0.1 * d_k:
-        if near(_UNIFORM * d_k, 0.15):
-            return f"`{name}` = {got:.3g} fits components drawn uniformly from [0, 1) (torch.rand); they need mean 0 and variance 1: torch.randn."
-        return f"`{name}` = {got:.3g} is close to 0, like the mean of q·k; the variance is the mean squared distance from the mean (.var())."
-    if d_k > 1 and near(d_k**2):
-        return f"`{name}` = {got:.3g} is about d_k² = {d_k**2}: the variance of a sum of d_k independent unit-variance terms is d_k, not d_k²."
-    if got > 10 * d_k:
-        return f"`{name}` = {got:.4g} is far larger than d_k = {d_k}: did you sum over the draws (dim=0)? Sum over the components of each vector, dim=-1, then take the variance over the draws."
-    return None
-
-
-def _check_variance(name: str, got: float, d_k: int) -> None:
-    # 20,000 draws estimate the variance within a few percent; a single product qᵢkᵢ
-    # (d_k = 1) has heavy tails, so its estimate wanders further.
-    if abs(got - d_k) <= (0.15 if d_k == 1 else 0.1) * d_k:
-        return
-    raise Mismatch(
-        _variance_mistake(name, got, d_k)
-        or f"`{name}` = {got:.4g}; expected about d_k = {d_k} (a few percent either way, from sampling)."
-    )
-
-
-def _verify_extend(var_4, var_512, std_ratio) -> str:
+    std_ratio = (var_512 / var_4) ** 0.5.
+    """
     v4, v512 = float(one_number("var_4", var_4)), float(one_number("var_512", var_512))
     if abs(v4 - 512) <= 0.1 * 512 and abs(v512 - 4) <= 0.4:
         raise Mismatch("`var_4` and `var_512` are swapped: the variance grows with d_k.")
@@ -148,11 +155,13 @@ def _verify_extend(var_4, var_512, std_ratio) -> str:
     expected = math.sqrt(512 / 4)
     if abs(ratio - 128) <= 0.1 * 128:
         raise Mismatch(
-            f"`std_ratio` = {ratio:.3g} is the ratio of the variances; standard deviations grow as √d_k, so the ratio is √128 ≈ 11.3."
+            f"`std_ratio` = {ratio:.3g} is the ratio of the variances; standard deviations "
+            "grow as √d_k, so the ratio is √128 ≈ 11.3."
         )
     if abs(ratio - 1 / expected) <= 0.01:
         raise Mismatch(
-            "`std_ratio` is upside down: divide the standard deviation at d_k = 512 by the one at d_k = 4."
+            "`std_ratio` is upside down: divide the standard deviation at d_k = 512 by the one "
+            "at d_k = 4."
         )
     if abs(ratio - expected) > 0.08 * expected:
         raise Mismatch(f"`std_ratio` = {ratio:.3g}; expected √(512/4) ≈ {expected:.1f}.")
@@ -165,10 +174,19 @@ def _verify_extend(var_4, var_512, std_ratio) -> str:
 DIMS = (1, 4, 64, 512)
 
 
-def _verify_slope(dot_variances, loglog_slope) -> str:
+@exercise("2.4", "Lab L2.A: the variance against d_k, on log-log axes")
+def slope(dot_variances, loglog_slope) -> str:
+    """Reuse 2.3's recipe in a loop over dims; collect one variance per d_k in
+    dot_variances.
+
+    A line in log-log axes: np.polyfit(np.log(dims), np.log(dot_variances), 1).
+
+    np.polyfit returns [slope, intercept]: loglog_slope is element [0].
+    """
     if isinstance(dot_variances, dict):
         raise Mismatch(
-            "`dot_variances` is a dict; make it a list with one variance per d_k, in the order of dims (list(your_dict.values()) if it was filled in that order)."
+            "`dot_variances` is a dict; make it a list with one variance per d_k, in the order "
+            "of dims (list(your_dict.values()) if it was filled in that order)."
         )
     got = as_tensor("dot_variances", dot_variances).flatten()
     expect_shape("dot_variances", got, (len(DIMS),), "one per d_k in (1, 4, 64, 512)")
@@ -178,128 +196,192 @@ def _verify_slope(dot_variances, loglog_slope) -> str:
     s = as_tensor("loglog_slope", loglog_slope).flatten()
     if s.numel() == 2:
         raise Mismatch(
-            "`loglog_slope` holds two numbers: np.polyfit(x, y, 1) returns [slope, intercept]; take [0]."
+            "`loglog_slope` holds two numbers: np.polyfit(x, y, 1) returns [slope, intercept]; "
+            "take [0]."
         )
     s = float(one_number("loglog_slope", s))
+    _check_slope(s, values)
+    return (
+        f"variances {fmt(got)} and slope {s:.3f}: on log-log axes Var(q·k) = d_k is a line of "
+        "slope 1."
+    )
+
+
+def _check_slope(s: float, values: list[float]) -> None:
     fitted = np.polyfit(np.log(DIMS), np.log(values), 1)
     if abs(s - fitted[1]) < 1e-6 < abs(fitted[1] - fitted[0]):
         raise Mismatch(
-            "`loglog_slope` is the intercept: np.polyfit(x, y, 1) returns [slope, intercept]; take [0]."
+            "`loglog_slope` is the intercept: np.polyfit(x, y, 1) returns [slope, intercept]; "
+            "take [0]."
         )
     linear = np.polyfit(DIMS, values, 1)[0]
     if abs(s - linear) < 1e-6 < abs(linear - fitted[0]):
         raise Mismatch(
-            "`loglog_slope` is the slope of variance against d_k on ordinary axes; the lab asks for log-log axes: fit np.log(dot_variances) against np.log(dims)."
+            "`loglog_slope` is the slope of variance against d_k on ordinary axes; the lab asks "
+            "for log-log axes: fit np.log(dot_variances) against np.log(dims)."
         )
     if abs(s - 0.5) < 0.05:
         raise Mismatch(
-            "`loglog_slope` ≈ 0.5 is the slope of the standard deviation, √d_k; fit log(variance) against log(d_k)."
+            "`loglog_slope` ≈ 0.5 is the slope of the standard deviation, √d_k; fit "
+            "log(variance) against log(d_k)."
         )
     if abs(s - 1) > 0.05:
         raise Mismatch(
-            f"`loglog_slope` = {s:.3f}; fit a line to (log d_k, log variance), e.g. np.polyfit(np.log(dims), np.log(dot_variances), 1)[0]: the slope should be close to 1."
+            f"`loglog_slope` = {s:.3f}; fit a line to (log d_k, log variance), e.g. "
+            "np.polyfit(np.log(dims), np.log(dot_variances), 1)[0]: the slope should be close "
+            "to 1."
         )
-    return f"variances {fmt(got)} and slope {s:.3f}: on log-log axes Var(q·k) = d_k is a line of slope 1."
 
 
-# 2.5 (lab L2.B) The cat, dog and car example ------------------------------------------------
+# Uniform [0, 1) components: Var(qᵢkᵢ) = E[q²]E[k²] - (E[q]E[k])² = 1/9 - 1/16 = 7/144.
+_UNIFORM = 7 / 144
+
+
+def _check_variance(name: str, got: float, d_k: int) -> None:
+    # 20,000 draws estimate the variance within a few percent; a single product qᵢkᵢ
+    # (d_k = 1) has heavy tails, so its estimate wanders further.
+    if abs(got - d_k) <= (0.15 if d_k == 1 else 0.1) * d_k:
+        return
+    raise Mismatch(
+        _variance_mistake(name, got, d_k)
+        or f"`{name}` = {got:.4g}; expected about d_k = {d_k} (a few percent either way, from "
+        "sampling)."
+    )
+
+
+def _variance_mistake(name: str, got: float, d_k: int) -> str | None:
+    """Name the mistake behind an estimate of Var(q·k) at d_k, if it is a typical one."""
+
+    def near(target, tol=0.12):
+        return abs(got - target) <= tol * abs(target)
+
+    said = f"`{name}` = {got:.3g}"
+    if d_k > 1 and near(math.sqrt(d_k)):
+        return (
+            f"{said} is about √{d_k} = {math.sqrt(d_k):.3g}, the standard deviation: the "
+            "variance is its square (.var(), not .std())."
+        )
+    if d_k > 1 and near(1 / d_k):
+        return (
+            f"{said} is about 1/d_k = {1 / d_k:.3g}: that is the variance of the mean of the "
+            "products (.mean(dim=-1)); q·k is their sum, .sum(dim=-1)."
+        )
+    if d_k > 1 and near(2 * d_k, 0.1):
+        return (
+            f"{said} is about 2·d_k = {2 * d_k}: that is the variance of q·q. Draw k "
+            "separately from q, with its own torch.randn."
+        )
+    if d_k > 1 and near(1.0, 0.1):
+        return (
+            f"{said} is about 1: that is the variance of q·k/√d_k (lesson 3's scaling) or of a "
+            f"single product qᵢkᵢ. Sum the {d_k} products of each pair, unscaled."
+        )
+    if abs(got) < 0.1 * d_k:
+        if near(_UNIFORM * d_k, 0.15):
+            return (
+                f"{said} fits components drawn uniformly from [0, 1) (torch.rand); they need "
+                "mean 0 and variance 1: torch.randn."
+            )
+        return (
+            f"{said} is close to 0, like the mean of q·k; the variance is the mean squared "
+            "distance from the mean (.var())."
+        )
+    if d_k > 1 and near(d_k**2):
+        return (
+            f"{said} is about d_k² = {d_k**2}: the variance of a sum of d_k independent "
+            "unit-variance terms is d_k, not d_k²."
+        )
+    if got > 10 * d_k:
+        return (
+            f"`{name}` = {got:.4g} is far larger than d_k = {d_k}: did you sum over the draws "
+            "(dim=0)? Sum over the components of each vector, dim=-1, then take the variance "
+            "over the draws."
+        )
+    return None
+
+
+# 2.5 (lab L2.B) The cat, dog and car example ---------------------------------------------------
 
 WORDS = torch.tensor([[1.0, 0.5], [0.9, 0.6], [-0.3, 0.8]], dtype=torch.float64)  # cat, dog, car
 
 
-def _verify_matrices(qk_scores, qk_cosines) -> str:
+@exercise("2.5", "Lab L2.B: QKᵀ and cosines for cat, dog and car")
+def matrices(qk_scores, qk_cosines) -> str:
+    """One line: Q @ K.T. The result is (3, 3), row i = word i's scores.
+
+    Each word's length: Q.norm(dim=-1, keepdim=True), shape (3, 1).
+
+    qk_cosines = qk_scores / (lengths * lengths.T): entry (i, j) is divided by |qᵢ| |kⱼ|.
+    """
     Q = K = WORDS
     expected = Q @ K.T  # (n, d) @ (d, m) -> (n, m)
     got = as_tensor("qk_scores", qk_scores)
     shapes = {
-        (3, 2): "Q * K multiplies entry by entry, giving (3, 2); QKᵀ is a matrix product: Q @ K.T, shape (3, 3).",
-        (2, 2): "this is (d, d) = (2, 2): the product is in the wrong order (Qᵀ K). Q @ K.T is (n, m) = (3, 3), one row per query.",
-        (3,): "three numbers: each word with itself only, or a row sum. Q @ K.T scores every pair, shape (3, 3).",
-    }  # fmt: skip
+        (3, 2): "Q * K multiplies entry by entry, giving (3, 2); QKᵀ is a matrix product: "
+        "Q @ K.T, shape (3, 3).",
+        (2, 2): "this is (d, d) = (2, 2): the product is in the wrong order (Qᵀ K). Q @ K.T is "
+        "(n, m) = (3, 3), one row per query.",
+        (3,): "three numbers: each word with itself only, or a row sum. Q @ K.T scores every "
+        "pair, shape (3, 3).",
+    }
     if tuple(got.shape) in shapes:
         raise Mismatch(shapes[tuple(got.shape)])
     wrong = [
-        (expected / math.sqrt(2), "you divided by √d_k: that is lesson 3's scaling. Here the raw scores Q @ K.T."),
-        (expected.softmax(-1), "these are softmax weights (lesson 3); here the raw scores Q @ K.T."),
-    ]  # fmt: skip
-    _rounded("qk_scores", got, expected, keep=2)
+        (
+            expected / math.sqrt(2),
+            "you divided by √d_k: that is lesson 3's scaling. Here the raw scores Q @ K.T.",
+        ),
+        (
+            expected.softmax(-1),
+            "these are softmax weights (lesson 3); here the raw scores Q @ K.T.",
+        ),
+    ]
+    if got.shape == expected.shape:
+        _rounded("qk_scores", got, expected, keep=2)
     diagnose("qk_scores", got, expected, wrong, atol=1e-3)
     norms = Q.norm(dim=-1, keepdim=True)  # (n, 1): one length per word
     cos = expected / (norms * norms.T)
-    by_column = Q / Q.norm(dim=0, keepdim=True)
-    wrong = [
-        (expected, "these are the raw scores: a cosine divides each score by the two lengths, |qᵢ| |kⱼ|."),
-        (by_column @ by_column.T, "the norms were taken over the wrong axis (dim=0, down each column); a word's length is over its own components: Q.norm(dim=-1, keepdim=True)."),
-        (expected / Q.norm() ** 2, "you divided by the norm of the whole matrix; each word needs its own length: Q.norm(dim=-1, keepdim=True)."),
-        (expected / (norms * norms.T) ** 2, "you divided by the squared lengths |qᵢ|²|kⱼ|²; divide by the lengths."),
-        (expected / norms, "only the rows were divided, by |qᵢ|; divide by |kⱼ| as well."),
-        (expected / norms.T, "only the columns were divided, by |kⱼ|; divide by |qᵢ| as well (keepdim=True keeps the two apart)."),
-        (expected / norms.T**2, "each column was divided by |kⱼ|²: without keepdim=True, lengths * lengths.T multiplies two vectors of shape (3,) entry by entry. Keep the lengths (3, 1): Q.norm(dim=-1, keepdim=True)."),
-    ]  # fmt: skip
     got = as_tensor("qk_cosines", qk_cosines)
     if got.shape == cos.shape:
         _rounded("qk_cosines", got, cos, keep=3)
-    diagnose("qk_cosines", got, cos, wrong, atol=1e-3)
+    diagnose("qk_cosines", got, cos, _cosine_mistakes(Q, expected, norms), atol=1e-3)
     return (
         f"QKᵀ row dog = {fmt(expected[1])}: dog scores higher with cat (1.20) than with itself "
         f"(1.17); its cosines {fmt(cos[1])} put itself first again."
     )
 
 
-EXERCISES = [
-    Exercise(
-        "2.1",
-        "Recall: why dot products?",
-        ("answer_2_1",),
-        _RECALL,
+def _cosine_mistakes(Q, scores, norms) -> list:
+    by_column = Q / Q.norm(dim=0, keepdim=True)
+    return [
         (
-            "Write |q - k|² out: which term is the dot product, and what else is there?",
-            "Think about how many scores attention needs at once, and what a GPU does best.",
+            scores,
+            "these are the raw scores: a cosine divides each score by the two lengths, |qᵢ| |kⱼ|.",
         ),
-        kind="choice",
-    ),
-    Exercise(
-        "2.2",
-        "Apply: a dot product, its cosine and angle",
-        ("dot_ab", "cos_ab", "angle_ab"),
-        _verify_apply,
         (
-            "a·b = 2·1 + (-1)·4 + 3·(-2). The lengths are |a| = √14 and |b| = √21.",
-            "cos θ = a·b / (|a| |b|); θ = arccos(cos θ), which numpy and math return in radians.",
-            "np.degrees(np.arccos(cos_ab)) gives the angle in degrees.",
+            by_column @ by_column.T,
+            "the norms were taken over the wrong axis (dim=0, down each column); a word's "
+            "length is over its own components: Q.norm(dim=-1, keepdim=True).",
         ),
-    ),
-    Exercise(
-        "2.3",
-        "Extend: Var(q·k) at d_k = 4 and 512",
-        ("var_4", "var_512", "std_ratio"),
-        _verify_extend,
         (
-            "Draw q and k as torch.randn(n, d_k) each: n pairs, one per row.",
-            "q·k for every pair at once: (q * k).sum(dim=-1), shape (n,). Then .var().",
-            "std_ratio = (var_512 / var_4) ** 0.5.",
+            scores / Q.norm() ** 2,
+            "you divided by the norm of the whole matrix; each word needs its own length: "
+            "Q.norm(dim=-1, keepdim=True).",
         ),
-    ),
-    Exercise(
-        "2.4",
-        "Lab L2.A: the variance against d_k, on log-log axes",
-        ("dot_variances", "loglog_slope"),
-        _verify_slope,
         (
-            "Reuse 2.3's recipe in a loop over dims; collect one variance per d_k in dot_variances.",
-            "A line in log-log axes: np.polyfit(np.log(dims), np.log(dot_variances), 1).",
-            "np.polyfit returns [slope, intercept]: loglog_slope is element [0].",
+            scores / (norms * norms.T) ** 2,
+            "you divided by the squared lengths |qᵢ|²|kⱼ|²; divide by the lengths.",
         ),
-    ),
-    Exercise(
-        "2.5",
-        "Lab L2.B: QKᵀ and cosines for cat, dog and car",
-        ("qk_scores", "qk_cosines"),
-        _verify_matrices,
+        (scores / norms, "only the rows were divided, by |qᵢ|; divide by |kⱼ| as well."),
         (
-            "One line: Q @ K.T. The result is (3, 3), row i = word i's scores.",
-            "Each word's length: Q.norm(dim=-1, keepdim=True), shape (3, 1).",
-            "qk_cosines = qk_scores / (lengths * lengths.T): entry (i, j) is divided by |qᵢ| |kⱼ|.",
+            scores / norms.T,
+            "only the columns were divided, by |kⱼ|; divide by |qᵢ| as well (keepdim=True keeps "
+            "the two apart).",
         ),
-    ),
-]
+        (
+            scores / norms.T**2,
+            "each column was divided by |kⱼ|²: without keepdim=True, lengths * lengths.T "
+            "multiplies two vectors of shape (3,) entry by entry. Keep the lengths (3, 1): "
+            "Q.norm(dim=-1, keepdim=True).",
+        ),
+    ]

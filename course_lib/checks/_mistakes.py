@@ -1,0 +1,471 @@
+"""The typical mistakes, shared by every lesson: what each one computes and what to tell.
+
+A mistake is a pair ``(wrong_result, message)``: the value a learner gets by making it, and
+the message that names it. A function here returns the pairs of one family of mistakes for
+given inputs, in the order they are tried; a verifier passes them to ``_tensors.diagnose``
+(or ``_tensors.match``), which names the first one the learner's answer reproduces::
+
+    diagnose("weights", got, expected, weight_mistakes(q @ k.mT, d_k, mask))
+
+Every function takes torch tensors or numpy arrays and computes in the type it is given;
+the messages speak that library's language (``dim=-1`` and ``masked_fill`` for torch,
+``axis=-1`` and ``np.where`` for numpy, lesson 8's from-scratch encoder). Masks follow the
+course convention: boolean, True = may attend.
+
+Families: attention weights (:func:`weight_mistakes`, :func:`softmax_mistakes`,
+:func:`mask_mistakes`, :func:`output_mistakes`), a softmax written by hand
+(:func:`stable_softmax_mistakes`), layer norm (:func:`layer_norm_mistakes`), and the type
+and shape of what a function returns (:func:`tensor_pair`, :func:`array_pair`,
+:func:`expect_returned`, :func:`expect_tensor`, :func:`expect_array`, :func:`expect_mask`,
+:func:`shape_mistake`). The reference computations they build on (:func:`softmax`,
+:func:`masked`, :func:`attend`, :func:`layer_norm`) are here too.
+"""
+
+import math
+
+import numpy as np
+import torch
+
+from ._core import Mismatch
+from ._tensors import as_tensor
+
+NEG_INF = float("-inf")
+
+
+def _torch(x) -> bool:
+    return isinstance(x, torch.Tensor)
+
+
+def _say(x, torch_text: str, numpy_text: str) -> str:
+    """The message in the language of the library that ``x`` comes from."""
+    return torch_text if _torch(x) else numpy_text
+
+
+# Reference computations, in torch or numpy ----------------------------------------------------
+
+
+def softmax(x, axis: int = -1):
+    """The softmax along ``axis``, computed stably, in the type of ``x``."""
+    if _torch(x):
+        return x.softmax(axis)
+    with np.errstate(all="ignore"):  # a row of -inf gives NaN, as in torch
+        e = np.exp(x - x.max(axis=axis, keepdims=True))
+        return e / e.sum(axis=axis, keepdims=True)
+
+
+def masked(scores, mask, fill: float = NEG_INF):
+    """The scores with the positions the mask hides (False) set to ``fill``."""
+    return scores.masked_fill(~mask, fill) if _torch(scores) else np.where(mask, scores, fill)
+
+
+def attend(scores, mask=None, axis: int = -1, fill: float = NEG_INF):
+    """The attention weights of (already scaled) scores: mask, then softmax along ``axis``."""
+    return softmax(scores if mask is None else masked(scores, mask, fill), axis)
+
+
+def _stats(x, axis, ddof: int = 0):
+    """Mean and variance along ``axis`` (None: the whole of ``x``), axes kept for broadcasting."""
+    if _torch(x):
+        if axis is None:
+            return x.mean(), x.var(correction=ddof)
+        return x.mean(dim=axis, keepdim=True), x.var(dim=axis, keepdim=True, correction=ddof)
+    return x.mean(axis=axis, keepdims=True), x.var(axis=axis, ddof=ddof, keepdims=True)
+
+
+def _sqrt(x):
+    return x.sqrt() if _torch(x) else np.sqrt(x)
+
+
+def layer_norm(x, gamma, beta, eps: float = 1e-5):
+    """LayerNorm over the last axis with the population variance: γ·(x - μ)/√(σ² + ε) + β."""
+    mean, var = _stats(x, -1)
+    return gamma * (x - mean) / _sqrt(var + eps) + beta
+
+
+# Attention weights: scaling, the softmax and the mask -----------------------------------------
+
+
+def weight_mistakes(scores, d_k: int, mask=None, scaled_by=()) -> list:
+    """What goes wrong between the raw scores ``QKᵀ`` and the weights.
+
+    The scale (none, 1/d_k, ×√d_k), then everything :func:`softmax_mistakes` lists for the
+    scaled scores. ``scaled_by`` adds the scale taken from another width: pairs
+    ``(width, what it is)``, e.g. ``(d_v, "d_v, the width of the values")``.
+    """
+    root = math.sqrt(d_k)
+    mistakes = [
+        (
+            attend(scores, mask),
+            "the scores are not scaled: divide QKᵀ by √d_k "
+            f"(here √{d_k} ≈ {root:.2f}) before the softmax.",
+        ),
+        (
+            attend(scores / d_k, mask),
+            f"you divided by d_k = {d_k}; divide by its square root, √d_k ≈ {root:.2f}.",
+        ),
+        (attend(scores * root, mask), "you multiplied by √d_k; divide by it."),
+        *softmax_mistakes(scores / root, mask),
+    ]
+    for width, what in scaled_by:
+        if width is not None and width != d_k:
+            message = (
+                f"you scaled by √{width}, the square root of {what}; the scale is "
+                f"√d_k = √{d_k}, the width of the queries and keys."
+            )
+            mistakes.append((attend(scores / math.sqrt(width), mask), message))
+    return mistakes
+
+
+def softmax_mistakes(scaled, mask=None) -> list:
+    """What goes wrong between the scaled scores and the weights: the axis, the softmax
+    itself, and (given a mask) every way to misapply the mask."""
+    mistakes = [
+        (
+            attend(scaled, mask, axis=-2),
+            _say(
+                scaled,
+                "the weights don't sum to 1 over the last axis (each column sums to 1 instead): "
+                "softmax over dim=-1, the keys.",
+                "each column of weights sums to 1: softmax over the keys, axis=-1 "
+                "(one row per query).",
+            ),
+        ),
+        (
+            scaled,
+            _say(
+                scaled,
+                "these are the scaled scores: the softmax (over dim=-1) turns them into weights.",
+                "these are the scaled scores: the softmax turns them into weights.",
+            ),
+        ),
+    ]
+    return mistakes if mask is None else mistakes + mask_mistakes(scaled, mask)
+
+
+def mask_mistakes(scaled, mask) -> list:
+    """A mask ignored, inverted (with -inf or with -1e9), applied after the softmax, or
+    filled with 0 instead of -inf."""
+    hide = _say(
+        scaled, "scores.masked_fill(~mask, float('-inf'))", "np.where(mask, scores, -np.inf)"
+    )
+    inverted = (
+        "the mask's polarity is inverted: in this course True means may attend, so hide the "
+        f"positions where the mask is False ({hide})."
+    )
+    minus_inf = _say(scaled, "float('-inf')", "-np.inf")
+    return [
+        (
+            softmax(scaled),
+            f"the mask had no effect: fill the scores where the mask is False with {minus_inf} "
+            "before the softmax.",
+        ),
+        (attend(scaled, ~mask), inverted),
+        (attend(scaled, ~mask, fill=-1e9), inverted),
+        (
+            softmax(scaled) * mask,
+            "rows don't sum to 1: the mask was applied after the softmax. Mask the scores "
+            "first, then take the softmax.",
+        ),
+        (
+            attend(scaled, mask, fill=0.0),
+            "masked scores were set to 0, but e⁰ = 1 still gets weight: fill them with "
+            f"{minus_inf}.",
+        ),
+    ]
+
+
+def output_mistakes(scaled, v) -> list:
+    """What goes wrong between the weights and the output."""
+    return [
+        (scaled @ v, "the output mixes the values with the scores: multiply the weights by v."),
+    ]
+
+
+# A softmax written by hand --------------------------------------------------------------------
+
+
+def stable_softmax_mistakes(x) -> list:
+    """A hand-written softmax of ``x`` (2-D) that overflows, shifts by the wrong maximum,
+    normalises along the wrong axis or not at all, or forgets keepdims."""
+    axis, keep = _say(x, "dim", "axis"), _say(x, "keepdim=True", "keepdims=True")
+    exp = torch.exp if _torch(x) else np.exp
+    with np.errstate(all="ignore"):
+        shifted = exp(x - _max(x, -1))
+        everywhere = exp(x - _max(x, None))
+        mistakes = [
+            (
+                exp(x) / _sum(exp(x), -1),
+                f"not stable: for large inputs {_say(x, 'torch.exp', 'np.exp')} overflows "
+                "(e^1000 = inf, and inf/inf = NaN) or underflows to 0/0. Subtract each row's "
+                "maximum first; it cancels in the ratio.",
+            ),
+            (
+                everywhere / _sum(everywhere, -1),
+                "you subtracted the maximum of the whole array: a row far below it underflows "
+                f"to 0/0. Subtract each row's own maximum, x.max({axis}=-1, {keep}).",
+            ),
+            (
+                exp(x - _max(x, 0)) / _sum(exp(x - _max(x, 0)), -1),
+                "you subtracted each column's maximum: the shift must be the same along a row, "
+                f"x.max({axis}=-1, {keep}).",
+            ),
+            (
+                softmax(x, axis=0),
+                f"each column sums to 1: the softmax runs along each row ({axis}=-1), one row "
+                "per query.",
+            ),
+            (
+                everywhere / _sum(everywhere, None),
+                "the whole array sums to 1: normalise each row on its own, "
+                f".sum({axis}=-1, {keep}).",
+            ),
+            (shifted, "the exponentials are not normalised: divide each by its row's sum."),
+            (
+                shifted / _sum(shifted, 0),
+                f"you divided by each column's sum ({axis}=0): each row must sum to 1, so "
+                f"divide by .sum({axis}=-1, {keep}).",
+            ),
+        ]
+        if x.shape[0] == x.shape[1]:  # without keepdims a square input broadcasts silently
+            flat = exp(x - _max(x, -1, keep=False))
+            no_keepdims = (
+                f"without {keep}, the row maxima or sums (shape (n,)) line up with the "
+                "columns instead of the rows."
+            )
+            mistakes += [
+                (flat / _sum(flat, -1), no_keepdims),
+                (flat / _sum(flat, -1, keep=False), no_keepdims),
+                (exp(x) / _sum(exp(x), -1, keep=False), no_keepdims),
+            ]
+    return mistakes
+
+
+def _max(x, axis, keep: bool = True):
+    """The maximum along ``axis`` (None: of everything), the axis kept unless ``keep`` is off."""
+    if axis is None:
+        return x.max()
+    return x.amax(dim=axis, keepdim=keep) if _torch(x) else x.max(axis=axis, keepdims=keep)
+
+
+def _sum(x, axis, keep: bool = True):
+    """The sum along ``axis`` (None: of everything), the axis kept unless ``keep`` is off."""
+    if axis is None:
+        return x.sum()
+    return x.sum(dim=axis, keepdim=keep) if _torch(x) else x.sum(axis=axis, keepdims=keep)
+
+
+# Layer norm -----------------------------------------------------------------------------------
+
+
+def layer_norm_mistakes(x, gamma, beta, eps: float = 1e-5) -> list:
+    """Every typical slip of LayerNorm(x) = γ·(x - μ)/√(σ² + ε) + β over the last axis.
+
+    The eps argument ignored (1e-5 used when ``eps`` is another), the unbiased variance,
+    ε missing or outside the square root, the variance for the standard deviation, the mean
+    not subtracted, no division at all, γ and β ignored, swapped or one of them forgotten,
+    and statistics over another axis or over the whole of ``x``.
+    """
+    mean, var = _stats(x, -1)
+    plain = (x - mean) / _sqrt(var + eps)
+    mistakes = []
+    if eps != 1e-5:
+        mistakes.append(
+            (
+                layer_norm(x, gamma, beta, 1e-5),
+                _say(
+                    x,
+                    "the eps argument was ignored: use the eps passed in.",
+                    f"you used ε = 1e-5 when called with eps = {eps}: use the eps argument.",
+                ),
+            )
+        )
+    with np.errstate(all="ignore"):  # without ε a constant row gives 0/0, on purpose
+        mistakes += [
+            (
+                gamma * (x - mean) / _sqrt(_stats(x, -1, ddof=1)[1] + eps) + beta,
+                _say(
+                    x,
+                    "this uses the unbiased variance (dividing by n - 1, torch.var's default): "
+                    "LayerNorm uses the population variance, unbiased=False.",
+                    "that is the unbiased variance (ddof=1, divide by n - 1); layer norm uses "
+                    "the population variance, np.var's default (divide by n).",
+                ),
+            ),
+            (
+                gamma * (x - mean) / _sqrt(var) + beta,
+                _say(
+                    x,
+                    "ε is missing: divide by √(σ² + ε), which also keeps a constant row from "
+                    "giving 0/0.",
+                    "without ε, a constant row has variance 0 and gives 0/0 = NaN: divide by "
+                    "√(σ² + ε).",
+                ),
+            ),
+            (
+                gamma * (x - mean) / (_sqrt(var) + eps) + beta,
+                _say(
+                    x,
+                    "ε is added outside the square root: divide by √(σ² + ε), not by σ + ε.",
+                    "ε belongs inside the square root: (x - μ) / √(σ² + ε).",
+                ),
+            ),
+            (
+                gamma * (x - mean) / (var + eps) + beta,
+                _say(
+                    x,
+                    "this divides by the variance; divide by the standard deviation √(σ² + ε).",
+                    "you divided by the variance; divide by its square root, the standard "
+                    "deviation √(σ² + ε).",
+                ),
+            ),
+            (
+                gamma * x / _sqrt(var + eps) + beta,
+                "the mean was not subtracted: (x - μ) / √(σ² + ε).",
+            ),
+            (
+                gamma * (x - mean) + beta,
+                "the rows are centred but not scaled: divide by √(σ² + ε).",
+            ),
+            (
+                plain,
+                _say(
+                    x,
+                    "γ and β were ignored: multiply by gamma, then add beta.",
+                    "gamma and beta are ignored: return gamma * x̂ + beta.",
+                ),
+            ),
+            (gamma * plain, "β was ignored: add beta after scaling by gamma."),
+            (plain + beta, "γ was ignored: multiply by gamma before adding beta."),
+            (
+                beta * plain + gamma,
+                _say(
+                    x,
+                    "γ and β are swapped: gamma scales, beta shifts.",
+                    "gamma and beta are swapped: gamma scales, beta shifts, γ·x̂ + β.",
+                ),
+            ),
+        ]
+        mistakes += _axis_mistakes(x, gamma, beta, eps)
+    return mistakes
+
+
+def _axis_mistakes(x, gamma, beta, eps) -> list:
+    """LayerNorm's statistics over an axis other than the last, or over everything."""
+
+    def over(axis):
+        mean, var = _stats(x, axis)
+        return gamma * (x - mean) / _sqrt(var + eps) + beta
+
+    if x.ndim < 2:  # one vector: no other axis to get wrong
+        return []
+    if not _torch(x):
+        return [
+            (
+                over(0),
+                "each column was normalised (axis=0): layer norm normalises each position's "
+                "vector, along the last axis (axis=-1, keepdims=True).",
+            ),
+            (
+                over(None),
+                "you used the mean and variance of the whole array: each row (position) gets "
+                "its own, axis=-1.",
+            ),
+        ]
+    batch = (
+        over(0),
+        "the statistics are over the batch axis (axis 0), as batch norm does; LayerNorm "
+        "normalises each position over its own features, the last axis.",
+    )
+    sequence = (
+        over(-2),
+        "the statistics are over the sequence axis; LayerNorm normalises each position over "
+        "its features, the last axis (dim=-1).",
+    )
+    whole = (
+        over(None),
+        "one mean and variance for the whole tensor: each position needs its own, over the "
+        "last axis with keepdim=True.",
+    )
+    return [batch, sequence, whole] if x.ndim > 2 else [batch, whole]
+
+
+# What a function returns: its type and shape --------------------------------------------------
+
+
+def tensor_pair(function: str, result, during: str) -> tuple[torch.Tensor, torch.Tensor]:
+    """The pair ``(output, weights)`` that the learner's ``function`` returned, as tensors."""
+    if isinstance(result, (tuple, list)) and len(result) == 2:
+        return as_tensor("output", result[0]), as_tensor("weights", result[1])
+    got = (
+        f"a tensor of shape {tuple(result.shape)}"
+        if isinstance(result, torch.Tensor)
+        else type(result).__name__
+    )
+    raise Mismatch(
+        f"{function} should return a pair (output, weights); {during} it returned {got}."
+    )
+
+
+def array_pair(result, during: str) -> tuple[np.ndarray, np.ndarray]:
+    """The pair ``(output, weights)`` that a numpy function returned, each checked as by
+    :func:`expect_array`."""
+    if isinstance(result, (tuple, list)) and len(result) == 2:
+        output, weights = result
+        return expect_array("output", output, during), expect_array("weights", weights, during)
+    what = (
+        f"an array of shape {result.shape}" if hasattr(result, "shape") else type(result).__name__
+    )
+    raise Mismatch(f"{during}, return a pair (output, weights); your function returned {what}.")
+
+
+def expect_array(name: str, x, during: str) -> np.ndarray:
+    """``x`` if it is a numpy array of floats; torch tensors, lists and integers are refused."""
+    if isinstance(x, torch.Tensor):
+        raise Mismatch(
+            f"{during}, `{name}` is a torch tensor: this project is numpy only. "
+            "Use np.exp, np.sqrt, x.mean(axis=...) and return a numpy array."
+        )
+    if not isinstance(x, np.ndarray):
+        raise Mismatch(f"{during}, `{name}` should be a numpy array; got {type(x).__name__}.")
+    if x.dtype.kind in "biu":
+        raise Mismatch(
+            f"{during}, `{name}` has dtype {x.dtype}: values written into an integer array "
+            "are truncated. Create it as floats, e.g. np.zeros((n, m))."
+        )
+    return x
+
+
+def expect_returned(name: str, value):
+    """``value`` unless it is None, what a function without ``return`` gives back."""
+    if value is None:
+        raise Mismatch(f"`{name}` returned None: end it with `return ...`.")
+    return value
+
+
+def expect_tensor(name: str, x) -> torch.Tensor:
+    """``x`` if it is a torch tensor: a numpy array, a list or None is refused."""
+    if not isinstance(x, torch.Tensor):
+        raise Mismatch(f"{name} should return a torch.Tensor; got {type(x).__name__}")
+    return x
+
+
+def expect_mask(name: str, x) -> torch.Tensor:
+    """``x`` if it is a boolean torch tensor, the course's masks (True = may attend)."""
+    if expect_tensor(name, x).dtype != torch.bool:
+        raise Mismatch(
+            f"{name} should return a boolean tensor (True = may attend); got dtype {x.dtype}. "
+            "Use dtype=torch.bool, or compare: `... == 1`."
+        )
+    return x
+
+
+def shape_mistake(got: tuple[int, ...], expected: tuple[int, ...]) -> str | None:
+    """What a wrong shape most likely means: transposed, or a batch axis added or missing."""
+    got, expected = tuple(got), tuple(expected)
+    if len(got) == 2 and got == expected[::-1] != expected:
+        return "transposed?"
+    if got == (1, *expected):
+        return "drop the leading batch axis of size 1."
+    if len(expected) > 1 and got == expected[1:]:
+        return f"the leading batch axis, of size {expected[0]}, is missing."
+    return None
