@@ -22,9 +22,8 @@ import torch
 
 from course_lib import notebook
 from course_lib import numpy_encoder as ref
-from course_lib.attention import MultiHeadAttention
+from course_lib.attention import MultiHeadAttention, record_attention
 from course_lib.checks import check, hint
-from course_lib.attention import record_attention
 from course_lib.interop import encoder_layers_from_numpy
 from course_lib.positional import sinusoidal_encoding
 from course_lib.widgets import draw_attention

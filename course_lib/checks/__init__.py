@@ -51,17 +51,12 @@ from ._core import FAILED, MIME_TYPE, NOT_DONE, PASSED, Exercise, Result, declar
 
 
 def _collect() -> dict[str, Exercise]:
-    """Every ``lessonNN`` module's exercises, keyed by id; a repeated id is an error.
-
-    A module's exercises are those it declares (``@exercise``, ``@multiple_choice``) or,
-    TRANSITIONAL until every lesson is converted, its list ``EXERCISES`` of records.
-    """
+    """Every ``lessonNN`` module's declared exercises, keyed by id; a repeated id is an error."""
     found: dict[str, Exercise] = {}
     for module in sorted(m.name for m in pkgutil.iter_modules(__path__)):
         if module.startswith("lesson"):
             imported = importlib.import_module(f".{module}", __name__)
-            listed = getattr(imported, "EXERCISES", None)
-            for exercise in declared(imported.__name__) if listed is None else listed:
+            for exercise in declared(imported.__name__):
                 if exercise.id in found:
                     raise ValueError(f"exercise id {exercise.id!r} is defined twice ({module})")
                 found[exercise.id] = exercise

@@ -278,12 +278,6 @@ def _choice_verify(correct: str, explanations: dict[str, str]) -> Callable[[str]
     return verify
 
 
-def choice(correct: str, explanations: dict[str, str]) -> Callable[[str], str]:
-    """TRANSITIONAL, for the lessons still listing ``Exercise(...)`` records: the verifier of
-    a multiple choice. Declare new questions with :func:`multiple_choice`."""
-    return _choice_verify(correct, explanations)
-
-
 # Calling the learner's code -------------------------------------------------------------------
 
 

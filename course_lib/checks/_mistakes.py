@@ -469,3 +469,88 @@ def shape_mistake(got: tuple[int, ...], expected: tuple[int, ...]) -> str | None
     if len(expected) > 1 and got == expected[1:]:
         return f"the leading batch axis, of size {expected[0]}, is missing."
     return None
+
+
+# One number, a softmax's result, a crash on shapes --------------------------------------------
+
+
+def match_number(got: float, wrong, *, abs_tol: float = 0.0, rel_tol: float = 0.0) -> str | None:
+    """The message of the first typical mistake ``(value, message)`` that the number ``got``
+    reproduces within the tolerances (as :func:`math.isclose`), else None."""
+    return next(
+        (m for value, m in wrong if math.isclose(got, value, rel_tol=rel_tol, abs_tol=abs_tol)),
+        None,
+    )
+
+
+def softmax_confusions(scores) -> list:
+    """What the softmax of ``scores`` (over the last axis) is mistaken for: the
+    log-probabilities, the scores themselves, the exponentials not yet divided by their sum."""
+    exp, log = (torch.exp, torch.log) if _torch(scores) else (np.exp, np.log)
+    shifted = scores - _max(scores, -1)
+    with np.errstate(all="ignore"):
+        return [
+            (
+                shifted - log(_sum(exp(shifted), -1)),
+                _say(
+                    scores,
+                    "these are log-probabilities (log_softmax); the weights are softmax(dim=-1).",
+                    "these are log-probabilities (the log of the softmax); the weights are the "
+                    "softmax itself, over axis=-1.",
+                ),
+            ),
+            (scores, "these are the scores themselves; the weights are their softmax."),
+            (exp(scores), "these are e^s, not yet divided by their sum."),
+        ]
+
+
+def keepdims_tip(error: Exception) -> str | None:
+    """A tip for ``call(..., tip=keepdims_tip)``: shapes that do not broadcast most often come
+    from a row statistic computed without keepdims (numpy) or keepdim (torch)."""
+    if "could not be broadcast" in str(error):  # numpy's words
+        keep = "keepdims=True"
+    elif "must match the size of tensor" in str(error):  # torch's
+        keep = "keepdim=True"
+    else:
+        return None
+    return (
+        f"Tip: {keep} keeps the reduced axis, so row means, maxima and sums line up with the "
+        "rows they came from."
+    )
+
+
+# What a function takes ------------------------------------------------------------------------
+
+
+def expect_parameters(fn, message: str, *args, **kwargs) -> None:
+    """A Mismatch saying ``message`` unless the learner's function ``fn`` accepts ``args`` and
+    ``kwargs``: a parameter the exercise asks for (``eps``, ``bias``, ``mask``) is missing.
+
+    Call it before running ``fn``, so that a missing parameter is named rather than reported
+    as a crash; anything that is not a function is left to ``_core.call`` to refuse.
+    """
+    import inspect  # only this function reads signatures
+
+    if not callable(fn):
+        return
+    try:
+        inspect.signature(fn).bind(*args, **kwargs)
+    except (TypeError, ValueError):  # no such parameter, or no signature to read
+        raise Mismatch(message) from None
+
+
+# Counts ---------------------------------------------------------------------------------------
+
+
+def expect_count(
+    got: int, right: int, miscounts: dict[int, str], said: str, otherwise: str | None = None
+) -> None:
+    """A Mismatch unless the count ``got`` is ``right``, saying ``"{said} {got:,}: {why}"``.
+
+    ``why`` is the message of the typical miscount that gives ``got`` (``miscounts`` maps a
+    count to its message), else ``otherwise``, by default the count expected. ``said`` names
+    the answer, e.g. ``"`total_weights` ="`` or ``"for d_model = 64 your function gives"``.
+    """
+    if got != right:
+        why = miscounts.get(got, otherwise or f"expected {right:,}.")
+        raise Mismatch(f"{said} {got:,}: {why}")

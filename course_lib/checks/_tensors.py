@@ -135,10 +135,3 @@ def row_sums(name: str, weights: torch.Tensor) -> str | None:
         f"{fmt(sums.flatten()[:4])}{more}): softmax over dim=-1, dividing each exponential by "
         "its row's sum?"
     )
-
-
-def output_and_weights(function: str, result, during: str) -> tuple[torch.Tensor, torch.Tensor]:
-    """TRANSITIONAL (lesson 4): ``_mistakes.tensor_pair``, which replaces it."""
-    from ._mistakes import tensor_pair
-
-    return tensor_pair(function, result, during)

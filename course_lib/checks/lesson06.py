@@ -3,10 +3,10 @@
 Each check compares the learner's answer with the reference and, when they differ, with the
 results of the typical mistakes (ReLU as the absolute value or as torch.max, biases left out
 or sized wrongly, the residual added after the norm, LayerNorm over the batch axis, the
-unbiased variance, ε outside the square root, γ and β forgotten, ...) to name the mistake.
+unbiased variance, ε outside the square root, γ and β forgotten, ...) to name the mistake;
+LayerNorm's come from ``_mistakes``.
 """
 
-import inspect
 import math
 
 import torch
@@ -14,74 +14,86 @@ import torch.nn.functional as F
 from torch import nn
 
 from ..layers import PositionwiseFeedForward
-from ._core import Exercise, Mismatch, call, choice
+from ._core import Mismatch, call, exercise, multiple_choice
+from ._mistakes import expect_count, expect_parameters, layer_norm, layer_norm_mistakes
 from ._tensors import as_tensor, close, diagnose, expect_shape, fmt, one_number
 
-# 6.1 Recall ------------------------------------------------------------------------------
+# 6.1 Recall ------------------------------------------------------------------------------------
 
-_RECALL = choice(
-    "b",
-    {
-        "a": "That is attention's job: the FFN is position-wise, the same two matrices applied "
-        "to every position on its own, so no information crosses between positions in it.",
-        "b": "For fixed weights an attention output is a weighted average of the value vectors: "
-        "a linear mix that stays inside their convex hull, and stacked linear maps stay "
-        "linear. The FFN's ReLU and its 4x wider hidden layer let each position compute new "
-        "features from what attention gathered.",
-        "c": "Keeping the scale of the activations steady is LayerNorm's job. The FFN can "
-        "change the scale freely; the norm after it (post-norm) brings it back.",
-        "d": "Attention has parameters too: W^Q, W^K, W^V and W^O, a third of an encoder "
-        "layer's parameters. The FFN holds the other two-thirds.",
-    },
-)
 
-# 6.2 Apply: ReLU of [-0.5, 1.2, 0.0, -3.1, 0.7] ---------------------------------------------
+@multiple_choice("6.1", "Recall: why an FFN after attention?", correct="b")
+def recall(answer_6_1):
+    """For fixed weights, what kind of combination of the value vectors is an attention output?
+
+    Which part of the layer treats every position on its own, and what does ReLU add?
+
+    (a) That is attention's job: the FFN is position-wise, the same two matrices applied to
+    every position on its own, so no information crosses between positions in it.
+
+    (b) For fixed weights an attention output is a weighted average of the value vectors: a
+    linear mix that stays inside their convex hull, and stacked linear maps stay linear. The
+    FFN's ReLU and its 4x wider hidden layer let each position compute new features from what
+    attention gathered.
+
+    (c) Keeping the scale of the activations steady is LayerNorm's job. The FFN can change the
+    scale freely; the norm after it (post-norm) brings it back.
+
+    (d) Attention has parameters too: W^Q, W^K, W^V and W^O, a third of an encoder layer's
+    parameters. The FFN holds the other two-thirds.
+    """
+
+
+# 6.2 Apply: ReLU of [-0.5, 1.2, 0.0, -3.1, 0.7] ------------------------------------------------
 
 RELU_INPUT = torch.tensor([-0.5, 1.2, 0.0, -3.1, 0.7], dtype=torch.float64)
 
+_WRONG_ACTIVE = {
+    3: (
+        "`relu_active` = 3 counts the 0.0 entry (or the zeroed units, 5 - 2): ReLU outputs 0 "
+        "there, so only the strictly positive outputs count."
+    ),
+    5: "`relu_active` = 5 counts every unit; count the outputs that are not zero.",
+}
+_WRONG_FRACTION = {
+    40.0: "`relu_fraction` = 40 is a percentage; give the fraction, 0.4.",
+    0.6: "`relu_fraction` = 0.6 is the share that was zeroed; give the share that survives.",
+    2.0: "`relu_fraction` = 2 is the count; divide it by the 5 dimensions.",
+}
 
-def _verify_relu(relu_output, relu_active, relu_fraction) -> str:
+
+@exercise("6.2", "Apply: ReLU on five numbers")
+def relu(relu_output, relu_active, relu_fraction) -> str:
+    """ReLU is max(0, x) for each entry on its own.
+
+    torch.relu(x) or x.clamp(min=0); count the entries > 0 and divide by 5.
+    """
     if type(relu_output).__module__ == "torch.return_types":
         raise Mismatch(
             "`relu_output` holds values and indices: torch.max(x, 0) reads the 0 as a dimension "
             "and returns the largest entry. ReLU is element-wise: torch.relu(x), "
             "x.clamp(min=0) or np.maximum(x, 0)."
         )
-    x, expected = RELU_INPUT, RELU_INPUT.clamp(min=0)
+    expected = RELU_INPUT.clamp(min=0)
     got = as_tensor("relu_output", relu_output)
     if got.numel() == 1 and abs(float(got) - 1.2) < 1e-6:
         raise Mismatch(
             "`relu_output` is 1.2, the largest entry: max(x) reduces the whole vector. ReLU is "
             "max(0, xᵢ) for each entry on its own: torch.relu(x) or np.maximum(x, 0)."
         )
-    wrong = [
-        (x, "nothing was zeroed: ReLU sets every negative entry to 0."),
-        (x.clamp(max=0), "these are the negative parts, min(x, 0); ReLU keeps max(0, x)."),
-        (x.abs(), "the negative entries changed sign; ReLU sets them to 0, it is not the absolute value."),
-        ((x > 0).double(), "these mark which units are active; ReLU passes the positive values through unchanged (1.2 and 0.7)."),
-        (F.leaky_relu(x, 0.01), "this is a leaky ReLU; the paper's ReLU sets negative entries to exactly 0."),
-        (F.gelu(x), "this is GELU, which some later models use; the paper's FFN uses ReLU, max(0, x)."),
-    ]  # fmt: skip
-    diagnose("relu_output", got, expected, wrong)
+    diagnose("relu_output", got, expected, _relu_mistakes(RELU_INPUT))
     active = float(one_number("relu_active", relu_active))
     if active != 2:
         raise Mismatch(
-            {
-                3: "`relu_active` = 3 counts the 0.0 entry (or the zeroed units, 5 - 2): ReLU outputs 0 "
-                "there, so only the strictly positive outputs count.",
-                5: "`relu_active` = 5 counts every unit; count the outputs that are not zero.",
-            }.get(
+            _WRONG_ACTIVE.get(
                 active, f"`relu_active` = {active:g}; count the entries of the output that are > 0."
             )
         )
     fraction = float(one_number("relu_fraction", relu_fraction))
     if abs(fraction - 0.4) > 1e-3:
         raise Mismatch(
-            {
-                40.0: "`relu_fraction` = 40 is a percentage; give the fraction, 0.4.",
-                0.6: "`relu_fraction` = 0.6 is the share that was zeroed; give the share that survives.",
-                2.0: "`relu_fraction` = 2 is the count; divide it by the 5 dimensions.",
-            }.get(round(fraction, 3), f"`relu_fraction` = {fraction:g}; expected active / 5.")
+            _WRONG_FRACTION.get(
+                round(fraction, 3), f"`relu_fraction` = {fraction:g}; expected active / 5."
+            )
         )
     return (
         f"ReLU gives {fmt(expected)}: 2 of 5 units (40%) survive. Positive values pass unchanged; "
@@ -89,10 +101,65 @@ def _verify_relu(relu_output, relu_active, relu_fraction) -> str:
     )
 
 
-# 6.3 Extend: FFN parameters ----------------------------------------------------------------
+def _relu_mistakes(x):
+    return [
+        (x, "nothing was zeroed: ReLU sets every negative entry to 0."),
+        (x.clamp(max=0), "these are the negative parts, min(x, 0); ReLU keeps max(0, x)."),
+        (
+            x.abs(),
+            "the negative entries changed sign; ReLU sets them to 0, it is not the absolute value.",
+        ),
+        (
+            (x > 0).double(),
+            "these mark which units are active; ReLU passes the positive values through "
+            "unchanged (1.2 and 0.7).",
+        ),
+        (
+            F.leaky_relu(x, 0.01),
+            "this is a leaky ReLU; the paper's ReLU sets negative entries to exactly 0.",
+        ),
+        (
+            F.gelu(x),
+            "this is GELU, which some later models use; the paper's FFN uses ReLU, max(0, x).",
+        ),
+    ]
+
+
+# 6.3 Extend: FFN parameters --------------------------------------------------------------------
+
+
+@exercise("6.3", "Extend: FFN parameters and d_ff")
+def ffn_parameter_count(ffn_parameters) -> str:
+    """W_1 is d_model × d_ff, W_2 is d_ff × d_model.
+
+    b_1 has one entry per hidden unit (d_ff), b_2 one per output (d_model).
+    """
+    expect_parameters(
+        ffn_parameters,
+        "ffn_parameters must take bias as its third argument: "
+        "def ffn_parameters(d_model, d_ff, bias=True).",
+        512,
+        2048,
+        bias=False,
+    )
+    cases = [(512, 2048, False), (512, 2048, True), (512, 512, False), (512, 8192, False)]
+    cases += [(512, 512, True), (512, 8192, True), (64, 256, True), (64, 256, None)]
+    for d, f, bias in cases:
+        during = f"for d_model = {d}, d_ff = {f}" + ("" if bias is None else f", bias = {bias}")
+        args = (d, f) if bias is None else (d, f, bias)
+        got = _count(call(ffn_parameters, *args, during=during), f"{during}:")
+        expected = 2 * d * f + (0 if bias is False else d + f)
+        if bias is None and got != expected:
+            raise Mismatch(f"{during}: {got:,}; the default should be bias=True, {expected:,}.")
+        expect_count(got, expected, _ffn_mistakes(d, f, bias), f"{during} your function gives")
+    return (
+        "weights only: 524,288 / 2,097,152 / 8,388,608 for d_ff = 512 / 2048 / 8192 "
+        "(525,312 / 2,099,712 / 8,397,312 with biases); 33,088 for d_model 64, d_ff 256."
+    )
 
 
 def _count(result, during: str) -> int:
+    """The count a function returned, as an int (6.5 too)."""
     x = as_tensor("the result", result)
     if x.numel() != 1:
         raise Mismatch(
@@ -105,22 +172,30 @@ def _count(result, during: str) -> int:
 
 
 def _ffn_mistakes(d: int, f: int, bias: bool) -> dict[int, str]:
-    one_layer = "only one linear layer is counted: the FFN has two, W_1 (d_model × d_ff) and W_2 (d_ff × d_model)."
+    one_layer = (
+        "only one linear layer is counted: the FFN has two, W_1 (d_model × d_ff) and W_2 "
+        "(d_ff × d_model)."
+    )
     mistakes = {
         2 * d * d: "both matrices are d_model × d_model: W_1 expands to d_ff columns.",
-        2
-        * f
-        * f: "both matrices are d_ff × d_ff: W_1 takes d_model inputs and W_2 gives d_model outputs.",
+        2 * f * f: (
+            "both matrices are d_ff × d_ff: W_1 takes d_model inputs and W_2 gives d_model outputs."
+        ),
         4 * d * f: "4·d_model·d_ff counts each matrix twice; there are two, each d_model·d_ff.",
     }
     if bias:
         mistakes |= {
             2 * d * f: "the biases are missing: b_1 has d_ff entries and b_2 has d_model.",
-            2 * d * f + 2 * d: "both biases have d_model entries here; b_1 belongs to the hidden layer, so it has d_ff.",
-            2 * d * f + 2 * f: "both biases have d_ff entries here; b_2 belongs to the output, so it has d_model.",
+            2 * d * f + 2 * d: (
+                "both biases have d_model entries here; b_1 belongs to the hidden layer, so it "
+                "has d_ff."
+            ),
+            2 * d * f + 2 * f: (
+                "both biases have d_ff entries here; b_2 belongs to the output, so it has d_model."
+            ),
             d * f + f: one_layer,
             d * f + d: one_layer,
-        }  # fmt: skip
+        }
     else:
         mistakes |= {
             2 * d * f + d + f: "with bias=False leave the biases out: 2·d_model·d_ff weights only.",
@@ -129,33 +204,47 @@ def _ffn_mistakes(d: int, f: int, bias: bool) -> dict[int, str]:
     return mistakes
 
 
-def _verify_ffn_parameters(ffn_parameters) -> str:
-    try:
-        inspect.signature(ffn_parameters).bind(512, 2048, bias=False)
-    except (TypeError, ValueError):
-        if callable(ffn_parameters):
-            raise Mismatch(
-                "ffn_parameters must take bias as its third argument: def ffn_parameters(d_model, d_ff, bias=True)."
-            ) from None
-    cases = [(512, 2048, False), (512, 2048, True), (512, 512, False), (512, 8192, False)]
-    cases += [(512, 512, True), (512, 8192, True), (64, 256, True), (64, 256, None)]
-    for d, f, bias in cases:
-        during = f"for d_model = {d}, d_ff = {f}" + ("" if bias is None else f", bias = {bias}")
-        args = (d, f) if bias is None else (d, f, bias)
-        got = _count(call(ffn_parameters, *args, during=during), f"{during}:")
-        expected = 2 * d * f + (0 if bias is False else d + f)
-        if got != expected:
-            if bias is None:
-                raise Mismatch(f"{during}: {got:,}; the default should be bias=True, {expected:,}.")
-            reason = _ffn_mistakes(d, f, bias).get(got, f"expected {expected:,}.")
-            raise Mismatch(f"{during} your function gives {got:,}: {reason}")
+# 6.4 (lab L6.A) Post-norm and pre-norm ---------------------------------------------------------
+
+
+@exercise("6.4", "Lab L6.A: post-norm and pre-norm")
+def norm_steps(post_norm_step, pre_norm_step) -> str:
+    """Post-norm: add, then normalise. Pre-norm: normalise the sub-layer's input only.
+
+    post: norm(x + sublayer(x)); pre: x + sublayer(norm(x)).
+    """
+    x, sub, norm = _sublayer_and_norm()
+    with torch.no_grad():
+        expected = {"post": norm(x + sub(x)), "pre": x + sub(norm(x))}
+    got = {}
+    for which, fn in (("post", post_norm_step), ("pre", pre_norm_step)):
+        name = f"{which}_norm_step"
+        result = call(
+            fn,
+            x,
+            sub,
+            norm,
+            during=f"as {name}(x, sublayer, norm)",
+            in_place=f"{name} changed x in place (x += ...): compute a new tensor instead.",
+        )
+        got[which] = as_tensor(f"{name}(x, sublayer, norm)", result)
+        expect_shape(f"{name}(x, sublayer, norm)", got[which], tuple(x.shape), "(B, T, d_model)")
+    if close(got["post"], expected["pre"]) and close(got["pre"], expected["post"]):
+        raise Mismatch(
+            "the two are swapped: post-norm (the paper) is norm(x + sublayer(x)), pre-norm is "
+            "x + sublayer(norm(x))."
+        )
+    with torch.no_grad():
+        for which, mistakes in (
+            ("post", _post_norm_mistakes(x, sub, norm)),
+            ("pre", _pre_norm_mistakes(x, sub, norm)),
+        ):
+            name = f"{which}_norm_step(x, sublayer, norm)"
+            diagnose(name, got[which], expected[which], mistakes)
     return (
-        "weights only: 524,288 / 2,097,152 / 8,388,608 for d_ff = 512 / 2048 / 8192 "
-        "(525,312 / 2,099,712 / 8,397,312 with biases); 33,088 for d_model 64, d_ff 256."
+        "post-norm = norm(x + sublayer(x)), the paper's Add & Norm; pre-norm = "
+        "x + sublayer(norm(x)), which leaves a clean residual path from input to output."
     )
-
-
-# 6.4 (lab L6.A) Post-norm and pre-norm ------------------------------------------------------
 
 
 def _sublayer_and_norm(d_model: int = 8):
@@ -169,260 +258,192 @@ def _sublayer_and_norm(d_model: int = 8):
     return x, sublayer, norm
 
 
-def _plain_norm(x):
-    return F.layer_norm(x, x.shape[-1:])
-
-
-def _step_mistakes(x, sub, norm, which: str):
-    post, pre = norm(x + sub(x)), x + sub(norm(x))
-    mistakes = [
+def _either_step_mistakes(x, sub, with_own_norm):
+    """What both steps get wrong: no norm at all, or a LayerNorm without the given γ and β."""
+    return [
         (x + sub(x), "there is no norm: the sum x + sublayer(x) was returned as it is."),
         (
-            _plain_norm(x + sub(x)) if which == "post" else x + sub(_plain_norm(x)),
+            with_own_norm,
             "a LayerNorm of your own was used: call the `norm` passed in, it has its own γ and β.",
         ),
     ]
-    if which == "post":
-        return mistakes + [
-            (pre, "this is pre-norm, x + sublayer(norm(x)); post-norm (the paper) is norm(x + sublayer(x))."),
-            (norm(sub(x)) + x, "the residual is added after the norm: post-norm adds first, then normalises: norm(x + sublayer(x))."),
-            (norm(sub(x)), "the residual path is missing: add x to the sub-layer's output before the norm."),
-            (norm(x) + sub(x), "the norm was applied to x alone: normalise the sum, norm(x + sublayer(x))."),
-        ]  # fmt: skip
-    return mistakes + [
-        (post, "this is post-norm, norm(x + sublayer(x)); pre-norm normalises the sub-layer's input: x + sublayer(norm(x))."),
-        (x + norm(sub(x)), "the norm is on the sub-layer's output; pre-norm normalises its input: x + sublayer(norm(x))."),
-        (norm(x) + sub(norm(x)), "the residual carries norm(x) instead of x: pre-norm leaves the residual stream untouched, x + sublayer(norm(x))."),
+
+
+def _post_norm_mistakes(x, sub, norm):
+    own = layer_norm(x + sub(x), 1.0, 0.0)  # γ = 1, β = 0
+    return [
+        *_either_step_mistakes(x, sub, own),
+        (
+            x + sub(norm(x)),
+            "this is pre-norm, x + sublayer(norm(x)); post-norm (the paper) is "
+            "norm(x + sublayer(x)).",
+        ),
+        (
+            norm(sub(x)) + x,
+            "the residual is added after the norm: post-norm adds first, then normalises: "
+            "norm(x + sublayer(x)).",
+        ),
+        (
+            norm(sub(x)),
+            "the residual path is missing: add x to the sub-layer's output before the norm.",
+        ),
+        (
+            norm(x) + sub(x),
+            "the norm was applied to x alone: normalise the sum, norm(x + sublayer(x)).",
+        ),
+    ]
+
+
+def _pre_norm_mistakes(x, sub, norm):
+    own = x + sub(layer_norm(x, 1.0, 0.0))
+    return [
+        *_either_step_mistakes(x, sub, own),
+        (
+            norm(x + sub(x)),
+            "this is post-norm, norm(x + sublayer(x)); pre-norm normalises the sub-layer's "
+            "input: x + sublayer(norm(x)).",
+        ),
+        (
+            x + norm(sub(x)),
+            "the norm is on the sub-layer's output; pre-norm normalises its input: "
+            "x + sublayer(norm(x)).",
+        ),
+        (
+            norm(x) + sub(norm(x)),
+            "the residual carries norm(x) instead of x: pre-norm leaves the residual stream "
+            "untouched, x + sublayer(norm(x)).",
+        ),
         (sub(norm(x)), "the residual path is missing: add x to the sub-layer's output."),
-        (norm(x + sub(norm(x))), "the sum was normalised again: pre-norm leaves it as it is (a stack adds one final LayerNorm at its end)."),
-    ]  # fmt: skip
-
-
-def _verify_norm_steps(post_norm_step, pre_norm_step) -> str:
-    x, sub, norm = _sublayer_and_norm()
-    with torch.no_grad():
-        expected = {"post": norm(x + sub(x)), "pre": x + sub(norm(x))}
-    got = {}
-    for which, fn in (("post", post_norm_step), ("pre", pre_norm_step)):
-        name = f"{which}_norm_step"
-        before = x.clone()
-        result = call(fn, x, sub, norm, during=f"as {name}(x, sublayer, norm)")
-        if not torch.equal(x, before):
-            raise Mismatch(f"{name} changed x in place (x += ...): compute a new tensor instead.")
-        got[which] = as_tensor(f"{name}(x, sublayer, norm)", result)
-        expect_shape(f"{name}(x, sublayer, norm)", got[which], tuple(x.shape), "(B, T, d_model)")
-    if close(got["post"], expected["pre"]) and close(got["pre"], expected["post"]):
-        raise Mismatch(
-            "the two are swapped: post-norm (the paper) is norm(x + sublayer(x)), pre-norm is x + sublayer(norm(x))."
-        )
-    with torch.no_grad():
-        for which in ("post", "pre"):
-            wrong = _step_mistakes(x, sub, norm, which)
-            diagnose(f"{which}_norm_step(x, sublayer, norm)", got[which], expected[which], wrong)
-    return (
-        "post-norm = norm(x + sublayer(x)), the paper's Add & Norm; pre-norm = x + sublayer(norm(x)), "
-        "which leaves a clean residual path from input to output."
-    )
+        (
+            norm(x + sub(norm(x))),
+            "the sum was normalised again: pre-norm leaves it as it is (a stack adds one final "
+            "LayerNorm at its end).",
+        ),
+    ]
 
 
 # 6.5 (lab L6.B) Parameters of one encoder block ------------------------------------------------
 
 
-def _block_mistakes(d: int, h: int, f: int) -> dict[int, str]:
-    attention, ffn, norms = 4 * (d * d + d), 2 * d * f + d + f, 4 * d
-    return {
-        attention + ffn: "4·d_model short: either the biases of the four attention projections "
-        "(4 × d_model) or the two LayerNorms (γ and β, 2·d_model each) are missing.",
-        attention + ffn + 2 * d: "2·d_model short: there are two LayerNorms, one per sub-layer, "
-        "each with γ and β (2·d_model parameters).",
-        attention
-        + ffn
-        + 2 * norms: "the LayerNorms are counted twice: two of them, 2·d_model each.",
-        4 * d * d + 2 * d * f: "this is the weights-only count (the paper's tables): add the "
-        "biases and the two LayerNorms.",
-        h * attention + ffn + norms: "attention is counted once per head: the heads split d_model "
-        "between them, so the four projections are d_model × d_model whatever n_heads is.",
-        4 * (d * (d // h) + d // h) + ffn + norms: "attention is one head's share: all heads "
-        "together need four d_model × d_model projections.",
-        3 * (d * d + d) + ffn + norms: "three projections are counted: W^O, the output projection "
-        "that merges the heads, is the fourth.",
-        attention
-        + 2 * d * f
-        + norms: "the FFN's biases are missing: b_1 has d_ff entries, b_2 has d_model.",
-        attention
-        + d * f
-        + f
-        + norms: "only one FFN layer is counted: the FFN has two, W_1 and W_2.",
-    }
+@exercise("6.5", "Lab L6.B: parameters of an encoder block")
+def block_parameters(encoder_block_parameters) -> str:
+    """Three parts: multi-head attention (four d_model × d_model projections with biases), the
+    FFN, and two LayerNorms.
 
-
-def _verify_block_parameters(encoder_block_parameters) -> str:
+    4·(d_model² + d_model) + (2·d_model·d_ff + d_ff + d_model) + 2·(2·d_model).
+    """
     for d, h, f in [(64, 8, 256), (512, 8, 2048), (32, 4, 64)]:
         during = f"for d_model = {d}, n_heads = {h}, d_ff = {f}"
         got = _count(call(encoder_block_parameters, d, h, f, during=during), f"{during}:")
         expected = 4 * (d * d + d) + 2 * d * f + d + f + 4 * d
-        if got != expected:
-            reason = _block_mistakes(d, h, f).get(got, f"expected {expected:,}.")
-            raise Mismatch(f"{during} your function gives {got:,}: {reason}")
+        expect_count(got, expected, _block_mistakes(d, h, f), f"{during} your function gives")
     return (
         "49,984 for (64, 8, 256) = attention 16,640 + FFN 33,088 + two LayerNorms 256; "
         "3,152,384 for the paper's base layer (512, 8, 2048)."
     )
 
 
-# 6.6 (lab L6.C) LayerNorm by hand ----------------------------------------------------------------
+def _block_mistakes(d: int, h: int, f: int) -> dict[int, str]:
+    attention, ffn, norms = 4 * (d * d + d), 2 * d * f + d + f, 4 * d
+    head = d // h
+    return {
+        attention + ffn: (
+            "4·d_model short: either the biases of the four attention projections "
+            "(4 × d_model) or the two LayerNorms (γ and β, 2·d_model each) are missing."
+        ),
+        attention + ffn + 2 * d: (
+            "2·d_model short: there are two LayerNorms, one per sub-layer, each with γ and β "
+            "(2·d_model parameters)."
+        ),
+        attention + ffn + 2 * norms: (
+            "the LayerNorms are counted twice: two of them, 2·d_model each."
+        ),
+        4 * d * d + 2 * d * f: (
+            "this is the weights-only count (the paper's tables): add the biases and the two "
+            "LayerNorms."
+        ),
+        h * attention + ffn + norms: (
+            "attention is counted once per head: the heads split d_model between them, so the "
+            "four projections are d_model × d_model whatever n_heads is."
+        ),
+        4 * (d * head + head) + ffn + norms: (
+            "attention is one head's share: all heads together need four d_model × d_model "
+            "projections."
+        ),
+        3 * (d * d + d) + ffn + norms: (
+            "three projections are counted: W^O, the output projection that merges the heads, "
+            "is the fourth."
+        ),
+        attention + 2 * d * f + norms: (
+            "the FFN's biases are missing: b_1 has d_ff entries, b_2 has d_model."
+        ),
+        attention + d * f + f + norms: (
+            "only one FFN layer is counted: the FFN has two, W_1 and W_2."
+        ),
+    }
 
 
-def _ln(
-    x, gamma, beta, eps=1e-5, dim=-1, unbiased=False, eps_outside=False, by_var=False, center=True
-):
-    mean = x.mean(dim=dim, keepdim=True)
-    var = x.var(dim=dim, keepdim=True, correction=int(unbiased))
-    spread = var if by_var else (var.sqrt() + eps if eps_outside else (var + eps).sqrt())
-    return gamma * ((x - mean) if center else x) / spread + beta
+# 6.6 (lab L6.C) LayerNorm by hand --------------------------------------------------------------
 
 
-def _ln_mistakes(x, g, b, eps):
-    ones, zeros = torch.ones_like(g), torch.zeros_like(b)
-    everything = (x - x.mean()) / (x.var(correction=0) + eps).sqrt() * g + b
-    mistakes = [
-        (_ln(x, g, b, eps, unbiased=True), "this uses the unbiased variance (dividing by n - 1, torch.var's default): LayerNorm uses the population variance, unbiased=False."),
-        (_ln(x, g, b, 0.0), "ε is missing: divide by √(σ² + ε), which also keeps a constant row from giving 0/0."),
-        (_ln(x, g, b, eps, eps_outside=True), "ε is added outside the square root: divide by √(σ² + ε), not by σ + ε."),
-        (_ln(x, g, b, eps, by_var=True), "this divides by the variance; divide by the standard deviation √(σ² + ε)."),
-        (_ln(x, g, b, eps, center=False), "the mean was not subtracted: (x - μ) / √(σ² + ε)."),
-        (_ln(x, ones, zeros, eps), "γ and β were ignored: multiply by gamma, then add beta."),
-        (_ln(x, g, zeros, eps), "β was ignored: add beta after scaling by gamma."),
-        (_ln(x, ones, b, eps), "γ was ignored: multiply by gamma before adding beta."),
-        (_ln(x, b, g, eps), "γ and β are swapped: gamma scales, beta shifts."),
-    ]  # fmt: skip
-    if x.dim() < 2:  # one vector: no other axis to get wrong
-        return mistakes
-    return mistakes + [
-        (_ln(x, g, b, eps, dim=0), "the statistics are over the batch axis (axis 0), as batch norm does; LayerNorm normalises each position over its own features, the last axis."),
-        (_ln(x, g, b, eps, dim=-2), "the statistics are over the sequence axis; LayerNorm normalises each position over its features, the last axis (dim=-1)."),
-        (everything, "one mean and variance for the whole tensor: each position needs its own, over the last axis with keepdim=True."),
-    ]  # fmt: skip
+@exercise("6.6", "Lab L6.C: LayerNorm by hand")
+def layer_norm_function(layer_norm_by_hand) -> str:
+    """Mean and variance over the last axis, keepdim=True; the population variance
+    (unbiased=False).
 
-
-_KEEPDIM_TIP = " Tip: mean(dim=-1, keepdim=True) keeps the reduced axis, so the statistics broadcast against x."
-
-
-def _verify_layer_norm(layer_norm_by_hand) -> str:
-    g = torch.Generator().manual_seed(6)
-    worked = torch.tensor([0.71, -0.45, 1.13], dtype=torch.float64)
-    batch = torch.randn(2, 3, 6, generator=g, dtype=torch.float64) * 3 + 1
-    tiny = torch.randn(4, 6, generator=g, dtype=torch.float64) * 3e-3  # variance near ε
-    tiny[1] = 0.25  # a constant row: σ² = 0
-    gamma, beta = (torch.rand(6, generator=g, dtype=torch.float64) + 0.5 for _ in range(2))
-    cases = [
-        ("on the worked example [0.71, -0.45, 1.13] with γ = 1, β = 0", worked, torch.ones(3, dtype=torch.float64), torch.zeros(3, dtype=torch.float64), None),
-        ("on x of shape (2, 3, 6) with random γ and β", batch, gamma, beta, None),
-        ("on rows whose variance is near ε (one of them constant)", tiny, gamma, beta, None),
-        ("with eps = 0.1", batch * 0.1, gamma, beta, 0.1),
-    ]  # fmt: skip
-    try:
-        inspect.signature(layer_norm_by_hand).bind(batch, gamma, beta, 0.1)
-    except (TypeError, ValueError):
-        if callable(layer_norm_by_hand):
-            raise Mismatch(
-                "layer_norm_by_hand must take eps as its fourth argument: "
-                "def layer_norm_by_hand(x, gamma, beta, eps=1e-5)."
-            ) from None
+    gamma * (x - mean) / torch.sqrt(var + eps) + beta
+    """
+    cases = _layer_norm_cases()
+    _, batch, gamma, beta, _ = cases[1]  # any input with γ and β will do
+    expect_parameters(
+        layer_norm_by_hand,
+        "layer_norm_by_hand must take eps as its fourth argument: "
+        "def layer_norm_by_hand(x, gamma, beta, eps=1e-5).",
+        batch,
+        gamma,
+        beta,
+        0.1,
+    )
     for during, x, gm, bt, eps in cases:
-        before = x.clone()
-        args = (x, gm, bt) if eps is None else (x, gm, bt, eps)
-        try:
-            out = call(layer_norm_by_hand, *args, during=during)
-        except Mismatch as e:
-            tip = _KEEPDIM_TIP if "size of tensor" in str(e) or "broadcast" in str(e) else ""
-            if "Dimension out of range" in str(e):
-                tip = (
-                    " LayerNorm's statistics are over the last axis, dim=-1, which every input has."
-                )
-            raise Mismatch(f"{e}{tip}") from None
-        if not torch.equal(x, before):
-            raise Mismatch(
-                "your function changed x in place (x -= ...): compute new tensors instead."
-            )
-        expected = _ln(x, gm, bt, 1e-5 if eps is None else eps)
-        wrong = _ln_mistakes(x, gm, bt, 1e-5 if eps is None else eps)
-        if eps is not None:
-            wrong.insert(
-                0, (_ln(x, gm, bt, 1e-5), "the eps argument was ignored: use the eps passed in.")
-            )
-        got = as_tensor("your output", out)
-        try:
-            diagnose("your output", got, expected, wrong)
-        except Mismatch as e:
-            raise Mismatch(f"{during}: {e}") from None
+        out = call(
+            layer_norm_by_hand,
+            *((x, gm, bt) if eps is None else (x, gm, bt, eps)),
+            during=during,
+            tip=_layer_norm_tip,
+            in_place="your function changed x in place (x -= ...): compute new tensors instead.",
+        )
+        eps = 1e-5 if eps is None else eps
+        expected, mistakes = layer_norm(x, gm, bt, eps), layer_norm_mistakes(x, gm, bt, eps)
+        diagnose("your output", as_tensor("your output", out), expected, mistakes, during=during)
     return (
         "[0.71, -0.45, 1.13] becomes [0.3691, -1.3668, 0.9977]; on batches it matches "
         "torch.nn.LayerNorm, statistics per position over the last axis."
     )
 
 
-EXERCISES = [
-    Exercise(
-        "6.1",
-        "Recall: why an FFN after attention?",
-        ("answer_6_1",),
-        _RECALL,
-        (
-            "For fixed weights, what kind of combination of the value vectors is an attention output?",
-            "Which part of the layer treats every position on its own, and what does ReLU add?",
-        ),
-        kind="choice",
-    ),
-    Exercise(
-        "6.2",
-        "Apply: ReLU on five numbers",
-        ("relu_output", "relu_active", "relu_fraction"),
-        _verify_relu,
-        (
-            "ReLU is max(0, x) for each entry on its own.",
-            "torch.relu(x) or x.clamp(min=0); count the entries > 0 and divide by 5.",
-        ),
-    ),
-    Exercise(
-        "6.3",
-        "Extend: FFN parameters and d_ff",
-        ("ffn_parameters",),
-        _verify_ffn_parameters,
-        (
-            "W_1 is d_model × d_ff, W_2 is d_ff × d_model.",
-            "b_1 has one entry per hidden unit (d_ff), b_2 one per output (d_model).",
-        ),
-    ),
-    Exercise(
-        "6.4",
-        "Lab L6.A: post-norm and pre-norm",
-        ("post_norm_step", "pre_norm_step"),
-        _verify_norm_steps,
-        (
-            "Post-norm: add, then normalise. Pre-norm: normalise the sub-layer's input only.",
-            "post: norm(x + sublayer(x)); pre: x + sublayer(norm(x)).",
-        ),
-    ),
-    Exercise(
-        "6.5",
-        "Lab L6.B: parameters of an encoder block",
-        ("encoder_block_parameters",),
-        _verify_block_parameters,
-        (
-            "Three parts: multi-head attention (four d_model × d_model projections with biases), "
-            "the FFN, and two LayerNorms.",
-            "4·(d_model² + d_model) + (2·d_model·d_ff + d_ff + d_model) + 2·(2·d_model).",
-        ),
-    ),
-    Exercise(
-        "6.6",
-        "Lab L6.C: LayerNorm by hand",
-        ("layer_norm_by_hand",),
-        _verify_layer_norm,
-        (
-            "Mean and variance over the last axis, keepdim=True; the population variance (unbiased=False).",
-            "gamma * (x - mean) / torch.sqrt(var + eps) + beta",
-        ),
-    ),
-]
+def _layer_norm_cases():
+    """``(during, x, gamma, beta, eps)``; eps None: the learner's default."""
+    g = torch.Generator().manual_seed(6)
+    worked = torch.tensor([0.71, -0.45, 1.13], dtype=torch.float64)
+    batch = torch.randn(2, 3, 6, generator=g, dtype=torch.float64) * 3 + 1
+    tiny = torch.randn(4, 6, generator=g, dtype=torch.float64) * 3e-3  # variance near ε
+    tiny[1] = 0.25  # a constant row: σ² = 0
+    gamma, beta = (torch.rand(6, generator=g, dtype=torch.float64) + 0.5 for _ in range(2))
+    ones, zeros = torch.ones(3, dtype=torch.float64), torch.zeros(3, dtype=torch.float64)
+    return [
+        ("on the worked example [0.71, -0.45, 1.13] with γ = 1, β = 0", worked, ones, zeros, None),
+        ("on x of shape (2, 3, 6) with random γ and β", batch, gamma, beta, None),
+        ("on rows whose variance is near ε (one of them constant)", tiny, gamma, beta, None),
+        ("with eps = 0.1", batch * 0.1, gamma, beta, 0.1),
+    ]
+
+
+def _layer_norm_tip(error) -> str | None:
+    if "Dimension out of range" in str(error):
+        return "LayerNorm's statistics are over the last axis, dim=-1, which every input has."
+    if "size of tensor" in str(error) or "broadcast" in str(error):
+        return (
+            "Tip: mean(dim=-1, keepdim=True) keeps the reduced axis, so the statistics broadcast "
+            "against x."
+        )
+    return None
