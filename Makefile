@@ -53,10 +53,14 @@ lint: $(VENV)/.dev
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 
-format: $(VENV)/.dev      ## format the code, the notebooks and the lesson sources' code cells
-	$(BIN)/ruff format .
-	$(BIN)/ruff check --fix .
+# The notebooks are built from solutions/*.py: those are formatted, then `make solutions` passes
+# the result on (ruff fixing a built notebook would only make it differ from its source).
+BUILT := --extend-exclude "solutions/*.ipynb,lessons"
+
+format: $(VENV)/.dev      ## format the packages, the tests and the lesson sources' code cells
 	$(BIN)/python -m course_tools.authoring format
+	$(BIN)/ruff format $(BUILT) .
+	$(BIN)/ruff check --fix $(BUILT) .
 
 # solutions/NN_name.py is what you edit; the notebooks beside it and lessons/ are built from it.
 # Some only: make solutions SOURCES="solutions/03_scaled_dot_product_attention.py".
@@ -67,7 +71,7 @@ solutions: $(VENV)/.tools  ## build and run solutions/*.ipynb from their .py sou
 lessons: $(VENV)/.tools    ## regenerate lessons/ from solutions/
 	$(BIN)/python -m course_tools.authoring lessons
 
-checkpoint: $(VENV)/.tools  ## retrain lesson 7's shipped translator (deterministic: one thread, seed 0)
+checkpoint: $(VENV)/.learner ## retrain lesson 7's shipped translator (deterministic: one thread, seed 0)
 	$(BIN)/python -m course_lib.pretrained
 
 validate: $(VENV)/.tools    ## solutions pass every check, lessons none: make validate [LESSON=03]

@@ -13,23 +13,11 @@ machine does. Nothing here is asserted: times depend on the machine and its load
 """
 
 import argparse
-import time
 
 import torch
-from torch import nn
 
-from course_lib.baselines import BiLSTMEncoder
+from course_lib.baselines import BiLSTMEncoder, mean_forward_seconds
 from course_lib.model import make_encoder
-
-
-def mean_seconds(model: nn.Module, n: int, repeats: int, batch: int = 4) -> float:
-    tokens = torch.randint(0, 10_000, (batch, n), generator=torch.Generator().manual_seed(n))
-    with torch.no_grad():
-        model(tokens)  # warm-up
-        start = time.perf_counter()
-        for _ in range(repeats):
-            model(tokens)
-    return (time.perf_counter() - start) / repeats
 
 
 def main() -> None:
@@ -52,7 +40,7 @@ def main() -> None:
     print("| Tokens | Transformer | BiLSTM | BiLSTM time / Transformer time |")
     print("|---:|---:|---:|---:|")
     for n in args.lengths:
-        t = {name: mean_seconds(m, n, args.repeats) for name, m in models.items()}
+        t = {name: mean_forward_seconds(m, n, args.repeats) for name, m in models.items()}
         print(
             f"| {n:,} | {1000 * t['Transformer']:,.0f} ms | {1000 * t['BiLSTM']:,.0f} ms "
             f"| {t['BiLSTM'] / t['Transformer']:.2f} |",

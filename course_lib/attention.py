@@ -185,12 +185,16 @@ def record_attention(module: nn.Module) -> Iterator[dict[str, torch.Tensor]]:
     """
     if not isinstance(module, nn.Module):
         raise TypeError(f"module must be an nn.Module; got {type(module).__name__}")
+    attentions = [(n, m) for n, m in module.named_modules() if isinstance(m, MultiHeadAttention)]
+    if not attentions:
+        raise ValueError(
+            f"module must contain a course_lib MultiHeadAttention; {type(module).__name__} has none"
+        )
     maps: dict[str, torch.Tensor] = {}
     handles = []
-    for name, sub in module.named_modules():
-        if isinstance(sub, MultiHeadAttention):
-            handles.append(sub.register_forward_pre_hook(_ask_for_weights, with_kwargs=True))
-            handles.append(sub.register_forward_hook(partial(_keep_weights, maps, name)))
+    for name, sub in attentions:
+        handles.append(sub.register_forward_pre_hook(_ask_for_weights, with_kwargs=True))
+        handles.append(sub.register_forward_hook(partial(_keep_weights, maps, name)))
     try:
         yield maps
     finally:

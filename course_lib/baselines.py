@@ -247,3 +247,19 @@ class BiLSTMEncoder(nn.Module):
         _token_ids("src", src, self.vocab_size)
         output, _ = self.lstm(self.embed(src))  # (B, S, E) -> (B, S, 2H)
         return output
+
+
+def mean_forward_seconds(model: nn.Module, n: int, repeats: int = 2, batch: int = 4) -> float:
+    """Lab L1.B's timing: seconds per forward pass of a text encoder on ``(batch, n)`` token ids.
+
+    Put the model in eval mode first. Without gradients: one warm-up pass (the first call
+    allocates buffers and picks kernels), then the mean of ``repeats`` timed passes. The ids
+    come from a 10,000-token vocabulary, drawn with their own generator seeded by ``n``.
+    """
+    tokens = torch.randint(0, 10_000, (batch, n), generator=torch.Generator().manual_seed(n))
+    with torch.no_grad():
+        model(tokens)  # warm-up
+        start = time.perf_counter()
+        for _ in range(repeats):
+            model(tokens)
+    return (time.perf_counter() - start) / repeats

@@ -12,7 +12,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .attention import MultiHeadAttention
+from .attention import MultiHeadAttention, record_attention
 
 IGNORE = -100  # position 0 has no previous symbol: no target there (cross_entropy skips it)
 
@@ -35,7 +35,7 @@ class HeadTaskModel(nn.Module):
     """Token + learned position embeddings -> one multi-head self-attention -> an MLP.
 
     No residual connection: everything the output needs must travel through attention.
-    ``forward`` returns ``(logits (B, T, V), weights (B, H, T, T))``.
+    ``forward`` returns the logits ``(B, T, V)``; :func:`head_weights` gives the heads' weights.
     """
 
     def __init__(self, vocab_size: int = 8, seq_len: int = 8, d_model: int = 32, n_heads: int = 4):
@@ -54,8 +54,15 @@ class HeadTaskModel(nn.Module):
                 f"got shape {tuple(tokens.shape)}"
             )
         x = self.embed(tokens) + self.position.weight[: tokens.shape[1]]  # (B, T, D)
-        out, weights = self.attn(x, x, x, need_weights=True)
-        return self.mlp(out), weights
+        return self.mlp(self.attn(x, x, x)[0])  # (B, T, vocab_size)
+
+
+@torch.no_grad()
+def head_weights(model: HeadTaskModel, tokens) -> torch.Tensor:
+    """Every head's attention weights ``(B, H, T, T)`` on ``tokens``."""
+    with record_attention(model) as maps:
+        model(tokens)
+    return maps["attn"]
 
 
 def train(model, steps: int = 200, batch_size: int = 128, lr: float = 1e-2, seed: int = 0):
@@ -67,7 +74,7 @@ def train(model, steps: int = 200, batch_size: int = 128, lr: float = 1e-2, seed
     model.train()
     for _ in range(steps):
         tokens, targets = make_batch(batch_size, generator, vocab_size, seq_len)
-        logits, _ = model(tokens)
+        logits = model(tokens)
         loss = F.cross_entropy(logits.flatten(0, 1), targets.flatten(), ignore_index=IGNORE)
         optimizer.zero_grad()
         loss.backward()
@@ -79,7 +86,7 @@ def train(model, steps: int = 200, batch_size: int = 128, lr: float = 1e-2, seed
 @torch.no_grad()
 def accuracy(model, tokens, targets) -> float:
     """Share of the scored positions (t >= 1) predicted right."""
-    logits, _ = model(tokens)
+    logits = model(tokens)
     scored = targets != IGNORE
     return (logits.argmax(-1)[scored] == targets[scored]).float().mean().item()
 

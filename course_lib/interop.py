@@ -4,8 +4,6 @@ With the same weights and dropout off, two implementations compute the same func
 is how the tests and lessons 7 and 8 use PyTorch as the referee.
 """
 
-from dataclasses import replace
-
 import numpy as np
 import torch
 from torch import nn
@@ -113,8 +111,10 @@ def encoder_layers_from_numpy(p, dtype: torch.dtype = torch.float64):
     from .model import EncoderLayer, TransformerConfig  # here: model.py imports this module
 
     d_model, d_ff = p.w1.shape
-    config = TransformerConfig(d_model=d_model, n_heads=1, d_ff=d_ff, dropout=0.0)
-    ours = EncoderLayer(replace(config, attention_bias=True)).to(dtype).eval()
+    config = TransformerConfig(
+        d_model=d_model, n_heads=1, d_ff=d_ff, dropout=0.0, attention_bias=True
+    )
+    ours = EncoderLayer(config).to(dtype).eval()
     theirs = nn.TransformerEncoderLayer(d_model, 1, d_ff, dropout=0.0, batch_first=True)
     theirs = theirs.to(dtype).eval()
     eye, no_bias = np.eye(d_model), np.zeros(d_model)

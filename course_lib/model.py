@@ -156,10 +156,12 @@ class Attentions:
     cross: list = field(default_factory=list)  # decoder-to-encoder, (B, H, T, S)
 
     @classmethod
-    def of(cls, model: "Transformer", src, tgt) -> tuple[torch.Tensor, "Attentions"]:
-        """Run ``model(src, tgt)`` and return its logits and every layer's attention maps."""
+    def of(
+        cls, model: "Transformer", src, tgt, src_mask=None, tgt_mask=None
+    ) -> tuple[torch.Tensor, "Attentions"]:
+        """Run ``model(src, tgt, src_mask, tgt_mask)``; return its logits and every layer's maps."""
         with record_attention(model) as maps:
-            logits = model(src, tgt)
+            logits = model(src, tgt, src_mask, tgt_mask)
         layers = range(len(model.decoder.layers))
         return logits, cls(
             [maps[f"encoder.layers.{i}.self_attn"] for i in range(len(model.encoder.layers))],

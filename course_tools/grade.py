@@ -67,6 +67,12 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     if args.jobs < 1 or args.timeout < 1:
         parser.error(f"--jobs and --timeout must be at least 1; got {args.jobs} and {args.timeout}")
+    for option, folder in (("--solutions", args.solutions), ("--lessons", args.lessons)):
+        if not folder.is_dir():  # the model answers decide what counts as the student's own work
+            parser.error(
+                f"{option} {folder} is not a folder: run from the course's repository root, "
+                f"or give {option} (now {folder.resolve()})"
+            )
     if args.validate:
         try:
             chosen = [int(p) for p in map(str, args.paths)] or lessons_with_checks(args.solutions)

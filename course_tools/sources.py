@@ -42,6 +42,11 @@ def to_text(nb: nbformat.NotebookNode) -> str:
     """A notebook's cells, ids, tags and kernel as a percent script."""
     nb = nbformat.from_dict(nb)  # a copy: the ids move into the metadata for jupytext
     for cell in nb.cells:
+        if cell.cell_type == "code" and re.search(r"^# %%", cell.source, re.M):
+            raise ValueError(
+                f"cell {cell.id}: a line starting with '# %%' would start a new cell in the "
+                "text source; indent it or reword it"
+            )
         tags = cell.metadata.get("tags")
         cell.metadata = {"id": cell.id} | ({"tags": tags} if tags else {})
         cell.pop("outputs", None)
@@ -67,6 +72,8 @@ def drift(notebook: Path) -> str | None:
     source = source_of(notebook)
     if not source.exists():
         return f"{notebook} has no text source {source.name}"
+    if re.search(r"^# %%(?!.*\bid=)", source.read_text(encoding="utf-8"), re.M):
+        return f"{source.name} has new cells without an id"
     built, text = nbformat.read(notebook, as_version=4), read(source)
     if inputs(built) != inputs(text) or built.metadata.get("kernelspec") != text.metadata.get(
         "kernelspec"
@@ -85,27 +92,34 @@ def build(source: Path) -> nbformat.NotebookNode:
 
 
 def format_code(path: Path) -> bool:
-    """Format a source's code cells with ruff, as ``ruff format`` does a notebook's cells.
+    """Lint-fix and format a source's code cells with ruff, as ``ruff`` does a notebook's cells.
 
-    Returns whether the file changed. A cell with IPython syntax (``%magic``, ``!cmd``) that
-    ruff cannot read as Python is left as it is.
+    Each code cell gets the fixes that cannot depend on other cells (import order, modern
+    syntax: ruff's I and UP rules), then ``ruff format``. Returns whether the file changed. A
+    cell with IPython syntax (``%magic``, ``!cmd``), which ruff cannot read as Python, is left
+    as it is.
     """
-    beside = Path(sys.executable).with_name("ruff")  # the environment's own ruff, as make runs it
-    ruff = str(beside) if beside.exists() else shutil.which("ruff") or "ruff"
     nb = read(path)
     for cell in nb.cells:
         if cell.cell_type != "code" or re.search(r"^\s*[%!]", cell.source, re.M):
             continue
-        done = subprocess.run(
-            [ruff, "format", "--stdin-filename", "cell.py", "-"],
-            input=cell.source,
-            capture_output=True,
-            text=True,
-        )
-        if done.returncode == 0:
-            cell.source = done.stdout.rstrip("\n")
+        fixed = _ruff(["check", "--fix-only", "--exit-zero", "--select", "I,UP"], cell.source)
+        cell.source = _ruff(["format"], fixed).rstrip("\n")
     text = to_text(nb)
     changed = text != path.read_text(encoding="utf-8")
     if changed:
         path.write_text(text, encoding="utf-8")
     return changed
+
+
+def _ruff(command: list[str], code: str) -> str:
+    """``code`` after ``ruff COMMAND`` on it; unchanged if ruff cannot parse it."""
+    beside = Path(sys.executable).with_name("ruff")  # the environment's own ruff, as make runs it
+    ruff = str(beside) if beside.exists() else shutil.which("ruff") or "ruff"
+    done = subprocess.run(
+        [ruff, *command, "--stdin-filename", "cell.py", "-"],
+        input=code,
+        capture_output=True,
+        text=True,
+    )
+    return done.stdout if done.returncode == 0 else code

@@ -24,7 +24,7 @@ from torch import nn
 
 from course_lib import notebook
 from course_lib.attention import MultiHeadAttention
-from course_lib.baselines import BiLSTMEncoder
+from course_lib.baselines import BiLSTMEncoder, mean_forward_seconds
 from course_lib.checks import check, hint
 from course_lib.experiments import reversal
 from course_lib.model import make_encoder
@@ -519,21 +519,10 @@ assert (
     )
 )
 
-
 # %% [markdown] id="l1-46"
 # **Speed.** A popular claim: on a GPU the LSTM is about 5× slower than the Transformer at 500 tokens and nearly unusable at 2,000, while the Transformer barely notices until its n² memory starts to hurt. Those figures depend on the hardware, so here we measure rather than repeat them: batch 4, eval mode, no gradients, one warm-up pass, then the mean of 2 timed passes, at 100 and 500 tokens. (The full protocol, 20 passes at 100, 500 and 2,000 tokens, is `python benchmarks/l1b_encoder_vs_bilstm.py`; it takes a minute or two.)
 
 # %% id="l1-47" tags=["nbval-ignore-output"]
-def mean_forward_seconds(model, n, repeats=2, batch=4):
-    tokens = torch.randint(0, 10_000, (batch, n), generator=torch.Generator().manual_seed(n))
-    with torch.no_grad():
-        model(tokens)  # warm-up
-        start = time.perf_counter()
-        for _ in range(repeats):
-            model(tokens)
-    return (time.perf_counter() - start) / repeats
-
-
 print(f"{'tokens':>6} {'Transformer':>12} {'BiLSTM':>9} {'LSTM time / Transformer time':>29}")
 for n in (100, 500):
     t_transformer = mean_forward_seconds(transformer_encoder, n)

@@ -27,7 +27,7 @@ from course_lib import notebook
 from course_lib.attention import MultiHeadAttention
 from course_lib.checks import check, hint
 from course_lib.experiments import specialised_heads
-from course_lib.head_task import relation_weights
+from course_lib.head_task import head_weights, relation_weights
 from course_lib.parameters import count_parameters
 from course_lib.widgets import AttentionExample, AttentionExplorer, draw_attention
 
@@ -316,7 +316,7 @@ for h in (1, 2, 4, 8, 16, 32, 64):
 model = specialised_heads.new_model(seed=0)  # the same model whatever ran before
 eval_tokens, eval_targets = specialised_heads.evaluation_batch(seed=0)  # 1,000 sequences
 with torch.no_grad():
-    _, weights_init = model(eval_tokens)  # (1000, 4, 8, 8): every head's weights
+    weights_init = head_weights(model, eval_tokens)  # (1000, 4, 8, 8): every head's weights
 relations_init = relation_weights(weights_init)
 before = specialised_heads.measure(model, eval_tokens, eval_targets)
 print(f"accuracy at initialisation: {before['accuracy']:.0%} (chance: 1/8 = 12.5%)")
@@ -332,7 +332,7 @@ print(f"trained in {seconds:.1f} s: loss {losses[0]:.2f} at step 1, {losses[-1]:
 
 # %% id="73aed5ec" tags=["nbval-ignore-output"]
 with torch.no_grad():
-    _, weights_trained = model(eval_tokens)
+    weights_trained = head_weights(model, eval_tokens)
 relations_trained = relation_weights(weights_trained)
 after = specialised_heads.measure(model, eval_tokens, eval_targets)
 

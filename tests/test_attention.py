@@ -3,7 +3,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from course_lib.attention import MultiHeadAttention, scaled_dot_product_attention
+from course_lib.attention import MultiHeadAttention, record_attention, scaled_dot_product_attention
 from course_lib.masks import causal_mask, padding_mask, target_mask
 
 
@@ -411,3 +411,35 @@ def test_mha_rejects_a_dtype_other_than_its_own():
         TypeError, match="query must have the module's dtype torch.float32; got torch.float64"
     ):
         mha(x, x, x)
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        pytest.param(lambda m, x: m(x, x, x), id="no need_weights"),
+        pytest.param(lambda m, x: m(x, x, x, None, False), id="positional need_weights=False"),
+        pytest.param(lambda m, x: m(x, x, x, mask=None, need_weights=False), id="keywords"),
+        pytest.param(lambda m, x: m(query=x, key=x, value=x), id="all keywords"),
+    ],
+)
+def test_record_attention_sees_the_weights_however_the_module_is_called(call):
+    mha = MultiHeadAttention(16, 4).eval()
+    x = torch.randn(2, 5, 16)
+    with record_attention(mha) as maps:
+        out, returned = call(mha, x)
+    _, expected = mha(x, x, x, need_weights=True)
+    torch.testing.assert_close(maps[""], expected)
+    torch.testing.assert_close(returned, expected)  # asked for inside the block
+    assert call(mha, x)[1] is None  # and no longer outside it
+
+
+def test_record_attention_removes_its_hooks_after_an_error_and_refuses_a_module_without_attention():
+    mha = MultiHeadAttention(16, 4)
+    with pytest.raises(ValueError, match="d_model"), record_attention(mha):
+        mha(torch.randn(1, 3, 8), torch.randn(1, 3, 8), torch.randn(1, 3, 8))  # wrong width
+    assert not mha._forward_hooks and not mha._forward_pre_hooks
+    refused = pytest.raises(
+        ValueError, match="must contain a course_lib MultiHeadAttention; Linear"
+    )
+    with refused, record_attention(nn.Linear(2, 2)):
+        pass

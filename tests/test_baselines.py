@@ -9,6 +9,7 @@ from course_lib.baselines import (
     Seq2SeqEncoder,
     VanillaDecoder,
     evaluate_seq2seq,
+    mean_forward_seconds,
     reversal_data,
     teacher_forcing_probability,
     train_seq2seq,
@@ -212,3 +213,16 @@ def test_encoder_final_state_is_its_last_output():
     encoder = Seq2SeqEncoder(vocab_size=7, d_embed=4, hidden=5)
     outputs, (h, _) = encoder(torch.randint(0, 7, (3, 6)))
     torch.testing.assert_close(h[0], outputs[:, -1])
+
+
+def test_mean_forward_seconds_times_without_touching_the_global_generator():
+    calls = []
+
+    def model(tokens):
+        calls.append(tuple(tokens.shape))
+        return tokens
+
+    state = torch.random.get_rng_state()
+    seconds = mean_forward_seconds(model, 7, repeats=3, batch=2)
+    assert seconds >= 0 and calls == [(2, 7)] * 4  # one warm-up, three timed
+    assert torch.equal(torch.random.get_rng_state(), state)

@@ -12,7 +12,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from course_tools.authoring import STUB_COMMENT
+from course_lib.lesson_format import STUB_COMMENT
 from course_tools.grade import main
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -309,3 +309,14 @@ def test_validate_rejects_a_lesson_that_passes_and_a_solution_that_fails(tmp_pat
         "3.1 passes the untouched stub" in report
         and "does not end with the answer prompt" in report
     )
+
+
+@pytest.mark.parametrize("option", ["--solutions", "--lessons"])
+def test_the_grader_refuses_a_course_folder_that_is_not_there(tmp_path, capsys, option):
+    submission = tmp_path / "ada.ipynb"
+    nbformat.write(nbformat.v4.new_notebook(), submission)
+    with pytest.raises(SystemExit) as stopped:
+        main([str(submission), option, str(tmp_path / "nowhere")])
+    assert stopped.value.code == 2
+    error = capsys.readouterr().err
+    assert f"{option} {tmp_path / 'nowhere'} is not a folder: run from the course's" in error

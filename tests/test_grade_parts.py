@@ -12,8 +12,8 @@ import torch
 
 from course_lib.attention import scaled_dot_product_attention
 from course_lib.checks import EXERCISES, FAILED, NOT_DONE, PASSED
+from course_lib.lesson_format import ANSWER_PROMPT
 from course_lib.masks import causal_mask
-from course_tools.authoring import ANSWER_PROMPT
 from course_tools.grading import notebooks, reports
 from course_tools.grading.checking import check_one, isolated, reference_uses
 from course_tools.grading.execution import _only_checks

@@ -7,6 +7,7 @@ from course_lib.head_task import (
     IGNORE,
     HeadTaskModel,
     accuracy,
+    head_weights,
     make_batch,
     relation_weights,
     targets_for,
@@ -54,9 +55,10 @@ def test_the_model_rejects_sequences_longer_than_its_positions():
         HeadTaskModel(seq_len=8)(torch.zeros(2, 9, dtype=torch.long))
 
 
-def test_the_model_returns_logits_and_per_head_weights():
+def test_the_model_returns_logits_and_head_weights_gives_each_heads_weights():
     model = HeadTaskModel(vocab_size=8, seq_len=8, d_model=32, n_heads=4)
-    logits, weights = model(torch.zeros(3, 8, dtype=torch.long))
+    tokens = torch.zeros(3, 8, dtype=torch.long)
+    logits, weights = model(tokens), head_weights(model, tokens)
     assert logits.shape == (3, 8, 8) and weights.shape == (3, 4, 8, 8)
     torch.testing.assert_close(weights.sum(-1), torch.ones(3, 4, 8))
 
@@ -66,10 +68,10 @@ def test_training_makes_one_head_look_back_and_another_look_at_the_start():
     model = HeadTaskModel()
     tokens, targets = make_batch(500, torch.Generator().manual_seed(1))
     with torch.no_grad():
-        before = relation_weights(model(tokens)[1])
+        before = relation_weights(head_weights(model, tokens))
     losses = train(model, steps=200)
     with torch.no_grad():
-        after = relation_weights(model(tokens)[1])
+        after = relation_weights(head_weights(model, tokens))
     assert max(before["previous"].max(), before["first"].max()) < 0.4  # near uniform, 1/8
     looks_back, looks_first = after["previous"].argmax(), after["first"].argmax()
     assert looks_back != looks_first

@@ -65,6 +65,8 @@ def test_drift_is_reported_for_a_changed_cell_a_changed_tag_and_a_missing_source
 def test_a_new_cell_gets_an_id_written_back_into_its_source(tmp_path):
     source = tmp_path / "01_x.py"
     source.write_text('# %% id="c0de0001"\nx = 1\n\n# %%\ny = 2\n', encoding="utf-8")
+    nbformat.write(_notebook([]), tmp_path / "01_x.ipynb")
+    assert sources.drift(tmp_path / "01_x.ipynb") == "01_x.py has new cells without an id"
     nb = sources.build(source)
     new_id = nb.cells[1].id
     assert len(new_id) == 8 and new_id != "c0de0001"
@@ -72,17 +74,27 @@ def test_a_new_cell_gets_an_id_written_back_into_its_source(tmp_path):
     assert sources.build(source).cells[1].id == new_id  # stable from then on
 
 
-def test_format_code_formats_code_cells_only(tmp_path):
+def test_format_code_formats_and_sorts_code_cells_only(tmp_path):
     source = tmp_path / "01_x.py"
     nb = _notebook(
         [
             nbformat.v4.new_markdown_cell("x=[1,2]  stays prose", id="a1b2c3d4"),
-            nbformat.v4.new_code_cell("x=[1,2]", id="c0de0001"),
+            nbformat.v4.new_code_cell("import sys\nimport os\nx=[1,2]", id="c0de0001"),
             nbformat.v4.new_code_cell("%timeit x=[1,2]", id="c0de0002"),
         ]
     )
     source.write_text(sources.to_text(nb), encoding="utf-8")
     assert sources.format_code(source) is True
-    cells = sources.read(source).cells
-    assert [c.source for c in cells] == ["x=[1,2]  stays prose", "x = [1, 2]", "%timeit x=[1,2]"]
+    cells = [c.source for c in sources.read(source).cells]
+    assert cells == [
+        "x=[1,2]  stays prose",
+        "import os\nimport sys\n\nx = [1, 2]",
+        "%timeit x=[1,2]",
+    ]
     assert sources.format_code(source) is False  # already formatted
+
+
+def test_a_code_line_that_would_start_a_cell_is_refused():
+    nb = _notebook([nbformat.v4.new_code_cell("x = 1\n# %% not a new cell", id="c0de0001")])
+    with pytest.raises(ValueError, match="cell c0de0001: a line starting with '# %%'"):
+        sources.to_text(nb)

@@ -8,7 +8,8 @@ import nbformat
 import pytest
 
 from course_lib import workspace
-from course_tools.authoring import COURSE, build_lessons, lesson_version
+from course_lib.lesson_format import COURSE
+from course_tools.authoring import build_lessons, lesson_version
 
 
 @pytest.fixture

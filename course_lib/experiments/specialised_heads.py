@@ -8,7 +8,7 @@ Measured on 1,000 fresh sequences.
 
 import torch
 
-from ..head_task import HeadTaskModel, accuracy, make_batch, relation_weights, train
+from ..head_task import HeadTaskModel, accuracy, head_weights, make_batch, relation_weights, train
 from . import Bound, Experiment
 
 
@@ -26,8 +26,7 @@ def evaluation_batch(seed: int = 0):
 @torch.no_grad()
 def measure(model, tokens, targets) -> dict:
     """Accuracy, and the strongest previous-position and first-position heads."""
-    _, weights = model(tokens)  # (N, H, T, T)
-    relations = relation_weights(weights)
+    relations = relation_weights(head_weights(model, tokens))  # from (N, H, T, T)
     previous, first = relations["previous"], relations["first"]
     return {
         "accuracy": accuracy(model, tokens, targets),

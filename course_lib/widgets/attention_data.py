@@ -108,7 +108,8 @@ class AttentionExample:
 
     @classmethod
     def from_weights(cls, name, query_tokens, key_tokens, weights):
-        """Weights a model computed (``need_weights=True``): ``(T_q, T_k)`` or ``(H, T_q, T_k)``.
+        """Weights a model computed (``MultiHeadAttention(..., need_weights=True)`` or
+        :func:`~course_lib.attention.record_attention`): ``(T_q, T_k)`` or ``(H, T_q, T_k)``.
 
         They are stored as scores log(w) with d_k = 1: softmax(log w) = w, so τ = 1 shows the
         weights exactly, and τ still sharpens or flattens them because softmax ignores a

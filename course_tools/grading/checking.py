@@ -24,7 +24,6 @@ from functools import partial
 NOT_OURS = (
     "course_lib.checks",
     "course_lib.notebook",
-    "course_tools.grading",
     "course_lib.widgets",
 )
 
