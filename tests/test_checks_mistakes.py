@@ -15,6 +15,7 @@ import torch
 from course_lib import numpy_encoder
 from course_lib.checks._core import Mismatch
 from course_lib.checks._mistakes import (
+    add_and_norm_mistakes,
     array_pair,
     attend,
     expect_array,
@@ -26,6 +27,8 @@ from course_lib.checks._mistakes import (
     mask_mistakes,
     masked,
     output_mistakes,
+    positional_mistakes,
+    positional_table,
     shape_mistake,
     softmax,
     softmax_mistakes,
@@ -48,6 +51,9 @@ WIDE = np.array([[1000.0, 1001, 1002, 1003], [-1000.0, -1003, -1001, -1002]])
 SQUARE = np.array(
     [[1000.0, 1001, 998, 1003], [-1000, -1003, -1001, -1002], [0, 1, 2, 3], [3, 1, -2, 0]]
 )
+# The positional encoding: the positions 0..5 as a column; Add & Norm: a sub-layer's output.
+POSITIONS = np.arange(6.0)[:, None]
+SUBLAYER = G.normal(size=X.shape)
 
 FAMILIES = {  # name -> a function of (to_backend) returning (reference, mistakes)
     "weights": lambda t: (
@@ -80,6 +86,14 @@ FAMILIES = {  # name -> a function of (to_backend) returning (reference, mistake
     "layer norm of one matrix": lambda t: (
         layer_norm(t(X[0]), t(GAMMA), t(BETA)),
         layer_norm_mistakes(t(X[0]), t(GAMMA), t(BETA)),
+    ),
+    "positional encoding": lambda t: (
+        positional_table(t(POSITIONS), 8),
+        positional_mistakes(t(POSITIONS), 8),
+    ),
+    "add & norm": lambda t: (
+        layer_norm(t(X) + t(SUBLAYER), t(GAMMA), t(BETA)),
+        add_and_norm_mistakes(t(X), t(SUBLAYER), lambda a: layer_norm(a, t(GAMMA), t(BETA))),
     ),
 }
 
@@ -127,6 +141,7 @@ def test_the_messages_speak_the_language_of_the_library(family):
 def test_the_numpy_reference_is_the_projects():
     assert np.allclose(softmax(SQUARE), numpy_encoder.softmax(SQUARE))
     assert np.allclose(layer_norm(X, GAMMA, BETA), numpy_encoder.layer_norm(X, GAMMA, BETA))
+    assert np.allclose(positional_table(POSITIONS, 8), numpy_encoder.positional_encoding(6, 8))
 
 
 def test_a_mask_hides_where_it_is_false_in_both_libraries():

@@ -36,8 +36,10 @@ naming it, the declaration on its verifier, and the helpers only it uses right b
   first, then the first typical mistake the answer reproduces, else where it is furthest off.
   A mistake is a pair ``(wrong_result, message)``; take the shared ones from ``_mistakes``
   (``weight_mistakes``, ``softmax_mistakes``, ``mask_mistakes``, ``layer_norm_mistakes``,
-  ``stable_softmax_mistakes``, the type and shape checks), in torch or numpy, and write only
-  the lesson's own.
+  ``stable_softmax_mistakes``, ``positional_mistakes``, ``add_and_norm_mistakes``, the type
+  and shape checks), in torch or numpy, and write only the lesson's own.
+- Helpers that several exercises use go in a ``# Shared by several exercises`` section after
+  the imports; a helper only one exercise uses stays right below its verifier.
 - Messages stay within the 100-column lines by implicit string concatenation
   (``"first part " "second part"``), never by switching the formatter off.
 """

@@ -14,11 +14,16 @@ course convention: boolean, True = may attend.
 
 Families: attention weights (:func:`weight_mistakes`, :func:`softmax_mistakes`,
 :func:`mask_mistakes`, :func:`output_mistakes`), a softmax written by hand
-(:func:`stable_softmax_mistakes`), layer norm (:func:`layer_norm_mistakes`), and the type
-and shape of what a function returns (:func:`tensor_pair`, :func:`array_pair`,
-:func:`expect_returned`, :func:`expect_tensor`, :func:`expect_array`, :func:`expect_mask`,
-:func:`shape_mistake`). The reference computations they build on (:func:`softmax`,
-:func:`masked`, :func:`attend`, :func:`layer_norm`) are here too.
+(:func:`stable_softmax_mistakes`), layer norm (:func:`layer_norm_mistakes`), the positional
+encoding table (:func:`positional_mistakes`), the post-norm Add & Norm
+(:func:`add_and_norm_mistakes`), the type and shape of what a function returns
+(:func:`tensor_pair`, :func:`array_pair`, :func:`expect_returned`, :func:`expect_tensor`,
+:func:`expect_array`, :func:`expect_mask`, :func:`shape_mistake`), one number
+(:func:`match_number`), what a softmax's result is mistaken for (:func:`softmax_confusions`),
+a crash on shapes (:func:`keepdims_tip`), what a function takes (:func:`expect_parameters`)
+and counts (:func:`expect_count`). The reference computations they build on
+(:func:`softmax`, :func:`masked`, :func:`attend`, :func:`layer_norm`,
+:func:`positional_table`) are here too.
 """
 
 import math
@@ -80,6 +85,31 @@ def layer_norm(x, gamma, beta, eps: float = 1e-5):
     """LayerNorm over the last axis with the population variance: γ·(x - μ)/√(σ² + ε) + β."""
     mean, var = _stats(x, -1)
     return gamma * (x - mean) / _sqrt(var + eps) + beta
+
+
+def positional_table(pos, d_model: int):
+    """The sinusoidal encodings of the positions ``pos``, a column (T, 1) of floats (paper
+    §3.5): sin(pos / 10000^(2i/d_model)) in column 2i, cos of the same angle in column 2i+1."""
+    return _sin_cos(pos / 10000.0 ** (2 * _index(pos, d_model // 2) / d_model))
+
+
+def _index(like, n: int):
+    """0, 1, ..., n - 1 as a row (1, n) of float64, in the library of ``like``."""
+    if _torch(like):
+        return torch.arange(n, dtype=torch.float64)[None]
+    return np.arange(n, dtype=np.float64)[None]
+
+
+def _interleave(even, odd):
+    """A table with ``even`` in the columns 0, 2, ... and ``odd`` in the columns 1, 3, ..."""
+    stack = torch.stack if _torch(even) else np.stack
+    return stack([even, odd], -1).reshape(*even.shape[:-1], -1)
+
+
+def _sin_cos(angles):
+    """The table of the angles (T, d_model/2): sin in the even columns, cos in the odd ones."""
+    sin, cos = (torch.sin, torch.cos) if _torch(angles) else (np.sin, np.cos)
+    return _interleave(sin(angles), cos(angles))
 
 
 # Attention weights: scaling, the softmax and the mask -----------------------------------------
@@ -387,6 +417,168 @@ def _axis_mistakes(x, gamma, beta, eps) -> list:
         "last axis with keepdim=True.",
     )
     return [batch, sequence, whole] if x.ndim > 2 else [batch, whole]
+
+
+# Positional encoding --------------------------------------------------------------------------
+
+
+def positional_mistakes(pos, d_model: int) -> list:
+    """Every typical slip of the sinusoidal table :func:`positional_table` for the positions
+    ``pos``, a column (T, 1) of floats from 0.
+
+    sin and cos swapped or in two halves, the exponent i/d_model or one per column (j/d_model,
+    2j/d_model), the positions from 1, the base 1000, pos multiplied by 10000^(2i/d_model)
+    instead of divided, the angles in degrees, and sines in every column.
+    """
+    sin, cos = (torch.sin, torch.cos) if _torch(pos) else (np.sin, np.cos)
+    cat = torch.cat if _torch(pos) else np.concatenate
+    i, j = _index(pos, d_model // 2), _index(pos, d_model)  # pairs, and columns
+    power = 2 * i / d_model
+    angle = pos / 10000.0**power
+    trig = _say(pos, "torch.sin and torch.cos", "np.sin and np.cos")
+
+    def per_column(exponent):  # every column its own exponent, still sin, cos, sin, ...
+        own = pos / 10000.0**exponent
+        return _interleave(sin(own[..., 0::2]), cos(own[..., 1::2]))
+
+    return [
+        (
+            _interleave(cos(angle), sin(angle)),
+            _say(
+                pos,
+                "sin and cos are swapped: even dimensions 2i hold sin, odd ones 2i+1 hold cos.",
+                "sin and cos are swapped: sin goes in the even columns (0, 2, ...), cos in the "
+                "odd ones, so row 0 is [0, 1, 0, 1, ...].",
+            ),
+        ),
+        (
+            cat([sin(angle), cos(angle)], -1),
+            _say(
+                pos,
+                "the table is [all sines | all cosines] in two halves; the paper interleaves "
+                "them: column 2i is sin, column 2i+1 is cos of the same angle (pe[:, 0::2] = "
+                "..., pe[:, 1::2] = ...).",
+                "the sines fill the first half and the cosines the second; the paper "
+                "interleaves them: sin in column 2i, cos in column 2i+1.",
+            ),
+        ),
+        (
+            _sin_cos(pos / 10000.0 ** (i / d_model)),
+            _say(
+                pos,
+                "the exponent is i/d_model where the formula has 2i/d_model (i counts the "
+                "(sin, cos) pairs): torch.arange(0, d_model, 2) / d_model gives 2i/d_model.",
+                "the exponent is i/d_model; the paper's is 2i/d_model (i counts pairs), so the "
+                "wavelengths run from 2π up to 10000·2π.",
+            ),
+        ),
+        (
+            per_column(j / d_model),
+            _say(
+                pos,
+                "each column used its own index in the exponent: a cos column must share the "
+                "frequency of the sin column before it (exponent 2i/d_model for both columns "
+                "2i and 2i+1).",
+                "each column got its own exponent j/d_model: a (sin, cos) pair shares one "
+                "angle, so column 2i+1 uses the exponent 2i/d_model of column 2i.",
+            ),
+        ),
+        (
+            per_column(2 * j / d_model),
+            "the exponent uses the column index: in 2i/d_model, i counts (sin, cos) pairs, not "
+            "columns.",
+        ),
+        (
+            positional_table(pos + 1, d_model),
+            _say(
+                pos,
+                "the positions start at 1: the first row is position 0, so PE(0) = "
+                "[0, 1, 0, 1, ...]. Use torch.arange(max_len).",
+                "the positions start at 1; they start at 0, so row 0 is [0, 1, 0, 1, ...].",
+            ),
+        ),
+        (
+            _sin_cos(pos / 1000.0**power),
+            "the base is 1000; the paper uses 10000 (wavelengths from 2π up to 10000·2π).",
+        ),
+        (
+            _sin_cos(pos * 10000.0**power),
+            _say(
+                pos,
+                "the angle is pos · 10000^(2i/d_model); it should be pos / 10000^(2i/d_model) "
+                "(a negative exponent in the exp form: exp(-2i·ln(10000)/d_model)).",
+                "you multiplied pos by 10000^(2i/d_model); divide by it, so that the "
+                "frequencies fall along the row.",
+            ),
+        ),
+        (
+            _sin_cos(angle * math.pi / 180),
+            f"the angles were taken in degrees; {trig} work in radians: don't convert "
+            "pos / 10000^(2i/d_model).",
+        ),
+        (
+            _interleave(sin(angle), sin(angle)),
+            "every column is a sine: the odd columns 2i+1 hold cos.",
+        ),
+    ]
+
+
+# Add & Norm, post-norm ------------------------------------------------------------------------
+
+
+def add_and_norm_mistakes(x, sublayer_out, norm) -> list:
+    """Every typical slip of the paper's post-norm Add & Norm, ``norm(x + sublayer_out)``
+    (§3.1), where ``norm`` is the LayerNorm to use (a function, with its own γ and β).
+
+    The residual or the sub-layer's output left out, the sum not normalised, and the norm
+    applied to one of the two terms before adding the other.
+    """
+    s = sublayer_out
+    return [
+        (
+            norm(s),
+            _say(
+                x,
+                "the residual path is missing: add x to the sub-layer's output before the norm.",
+                "the residual is missing: normalise x + sublayer_out, not sublayer_out alone.",
+            ),
+        ),
+        (
+            norm(x),
+            _say(
+                x,
+                "sublayer(x) was left out: norm(x + sublayer(x)).",
+                "sublayer_out was left out: LayerNorm(x + sublayer_out).",
+            ),
+        ),
+        (
+            x + s,
+            _say(
+                x,
+                "there is no norm: the sum x + sublayer(x) was returned as it is.",
+                "the sum is not normalised: LayerNorm(x + sublayer_out).",
+            ),
+        ),
+        (
+            x + norm(s),
+            _say(
+                x,
+                "the residual is added after the norm: post-norm adds first, then normalises: "
+                "norm(x + sublayer(x)).",
+                "you normalised the sub-layer's output and then added x; post-norm adds first, "
+                "then normalises: LayerNorm(x + sublayer_out).",
+            ),
+        ),
+        (
+            norm(x) + s,
+            _say(
+                x,
+                "the norm was applied to x alone: normalise the sum, norm(x + sublayer(x)).",
+                "you normalised x and then added sublayer_out; post-norm adds first: "
+                "LayerNorm(x + sublayer_out).",
+            ),
+        ),
+    ]
 
 
 # What a function returns: its type and shape --------------------------------------------------

@@ -14,6 +14,86 @@ import torch
 from ._core import Mismatch, exercise, multiple_choice
 from ._tensors import as_tensor, diagnose, expect_shape, fmt, match, one_number
 
+# Shared by several exercises -------------------------------------------------------------------
+
+
+def _rounded(name: str, got: torch.Tensor, expected: torch.Tensor, keep: int) -> None:
+    """A Mismatch if ``got`` is ``expected`` rounded to fewer than ``keep`` decimals."""
+    for decimals in range(keep):
+        if torch.allclose(got, torch.round(expected, decimals=decimals), atol=1e-6, rtol=0):
+            raise Mismatch(
+                f"`{name}` looks rounded to {decimals} decimal(s), which is too coarse to "
+                f"check; keep at least {keep} (or do not round at all)."
+            )
+
+
+# Uniform [0, 1) components: Var(qᵢkᵢ) = E[q²]E[k²] - (E[q]E[k])² = 1/9 - 1/16 = 7/144.
+_UNIFORM = 7 / 144
+
+
+def _check_variance(name: str, got: float, d_k: int) -> None:
+    # 20,000 draws estimate the variance within a few percent; a single product qᵢkᵢ
+    # (d_k = 1) has heavy tails, so its estimate wanders further.
+    if abs(got - d_k) <= (0.15 if d_k == 1 else 0.1) * d_k:
+        return
+    raise Mismatch(
+        _variance_mistake(name, got, d_k)
+        or f"`{name}` = {got:.4g}; expected about d_k = {d_k} (a few percent either way, from "
+        "sampling)."
+    )
+
+
+def _variance_mistake(name: str, got: float, d_k: int) -> str | None:
+    """Name the mistake behind an estimate of Var(q·k) at d_k, if it is a typical one."""
+
+    def near(target, tol=0.12):
+        return abs(got - target) <= tol * abs(target)
+
+    said = f"`{name}` = {got:.3g}"
+    if d_k > 1 and near(math.sqrt(d_k)):
+        return (
+            f"{said} is about √{d_k} = {math.sqrt(d_k):.3g}, the standard deviation: the "
+            "variance is its square (.var(), not .std())."
+        )
+    if d_k > 1 and near(1 / d_k):
+        return (
+            f"{said} is about 1/d_k = {1 / d_k:.3g}: that is the variance of the mean of the "
+            "products (.mean(dim=-1)); q·k is their sum, .sum(dim=-1)."
+        )
+    if d_k > 1 and near(2 * d_k, 0.1):
+        return (
+            f"{said} is about 2·d_k = {2 * d_k}: that is the variance of q·q. Draw k "
+            "separately from q, with its own torch.randn."
+        )
+    if d_k > 1 and near(1.0, 0.1):
+        return (
+            f"{said} is about 1: that is the variance of q·k/√d_k (lesson 3's scaling) or of a "
+            f"single product qᵢkᵢ. Sum the {d_k} products of each pair, unscaled."
+        )
+    if abs(got) < 0.1 * d_k:
+        if near(_UNIFORM * d_k, 0.15):
+            return (
+                f"{said} fits components drawn uniformly from [0, 1) (torch.rand); they need "
+                "mean 0 and variance 1: torch.randn."
+            )
+        return (
+            f"{said} is close to 0, like the mean of q·k; the variance is the mean squared "
+            "distance from the mean (.var())."
+        )
+    if d_k > 1 and near(d_k**2):
+        return (
+            f"{said} is about d_k² = {d_k**2}: the variance of a sum of d_k independent "
+            "unit-variance terms is d_k, not d_k²."
+        )
+    if got > 10 * d_k:
+        return (
+            f"`{name}` = {got:.4g} is far larger than d_k = {d_k}: did you sum over the draws "
+            "(dim=0)? Sum over the components of each vector, dim=-1, then take the variance "
+            "over the draws."
+        )
+    return None
+
+
 # 2.1 Recall ------------------------------------------------------------------------------------
 
 
@@ -125,17 +205,7 @@ def _angle_mistakes(cos, angle) -> list:
     ]
 
 
-def _rounded(name: str, got: torch.Tensor, expected: torch.Tensor, keep: int) -> None:
-    """A Mismatch if ``got`` is ``expected`` rounded to fewer than ``keep`` decimals."""
-    for decimals in range(keep):
-        if torch.allclose(got, torch.round(expected, decimals=decimals), atol=1e-6, rtol=0):
-            raise Mismatch(
-                f"`{name}` looks rounded to {decimals} decimal(s), which is too coarse to "
-                f"check; keep at least {keep} (or do not round at all)."
-            )
-
-
-# 2.3 Extend and 2.4 (lab L2.A): Var(q·k) = d_k -------------------------------------------------
+# 2.3 Extend: Var(q·k) = d_k --------------------------------------------------------------------
 
 
 @exercise("2.3", "Extend: Var(q·k) at d_k = 4 and 512")
@@ -170,6 +240,8 @@ def extend(var_4, var_512, std_ratio) -> str:
         f"{math.sqrt(v4):.1f} and {math.sqrt(v512):.1f}, {ratio:.1f}× apart."
     )
 
+
+# 2.4 (lab L2.A) The variance against d_k -------------------------------------------------------
 
 DIMS = (1, 4, 64, 512)
 
@@ -231,73 +303,6 @@ def _check_slope(s: float, values: list[float]) -> None:
             "np.polyfit(np.log(dims), np.log(dot_variances), 1)[0]: the slope should be close "
             "to 1."
         )
-
-
-# Uniform [0, 1) components: Var(qᵢkᵢ) = E[q²]E[k²] - (E[q]E[k])² = 1/9 - 1/16 = 7/144.
-_UNIFORM = 7 / 144
-
-
-def _check_variance(name: str, got: float, d_k: int) -> None:
-    # 20,000 draws estimate the variance within a few percent; a single product qᵢkᵢ
-    # (d_k = 1) has heavy tails, so its estimate wanders further.
-    if abs(got - d_k) <= (0.15 if d_k == 1 else 0.1) * d_k:
-        return
-    raise Mismatch(
-        _variance_mistake(name, got, d_k)
-        or f"`{name}` = {got:.4g}; expected about d_k = {d_k} (a few percent either way, from "
-        "sampling)."
-    )
-
-
-def _variance_mistake(name: str, got: float, d_k: int) -> str | None:
-    """Name the mistake behind an estimate of Var(q·k) at d_k, if it is a typical one."""
-
-    def near(target, tol=0.12):
-        return abs(got - target) <= tol * abs(target)
-
-    said = f"`{name}` = {got:.3g}"
-    if d_k > 1 and near(math.sqrt(d_k)):
-        return (
-            f"{said} is about √{d_k} = {math.sqrt(d_k):.3g}, the standard deviation: the "
-            "variance is its square (.var(), not .std())."
-        )
-    if d_k > 1 and near(1 / d_k):
-        return (
-            f"{said} is about 1/d_k = {1 / d_k:.3g}: that is the variance of the mean of the "
-            "products (.mean(dim=-1)); q·k is their sum, .sum(dim=-1)."
-        )
-    if d_k > 1 and near(2 * d_k, 0.1):
-        return (
-            f"{said} is about 2·d_k = {2 * d_k}: that is the variance of q·q. Draw k "
-            "separately from q, with its own torch.randn."
-        )
-    if d_k > 1 and near(1.0, 0.1):
-        return (
-            f"{said} is about 1: that is the variance of q·k/√d_k (lesson 3's scaling) or of a "
-            f"single product qᵢkᵢ. Sum the {d_k} products of each pair, unscaled."
-        )
-    if abs(got) < 0.1 * d_k:
-        if near(_UNIFORM * d_k, 0.15):
-            return (
-                f"{said} fits components drawn uniformly from [0, 1) (torch.rand); they need "
-                "mean 0 and variance 1: torch.randn."
-            )
-        return (
-            f"{said} is close to 0, like the mean of q·k; the variance is the mean squared "
-            "distance from the mean (.var())."
-        )
-    if d_k > 1 and near(d_k**2):
-        return (
-            f"{said} is about d_k² = {d_k**2}: the variance of a sum of d_k independent "
-            "unit-variance terms is d_k, not d_k²."
-        )
-    if got > 10 * d_k:
-        return (
-            f"`{name}` = {got:.4g} is far larger than d_k = {d_k}: did you sum over the draws "
-            "(dim=0)? Sum over the components of each vector, dim=-1, then take the variance "
-            "over the draws."
-        )
-    return None
 
 
 # 2.5 (lab L2.B) The cat, dog and car example ---------------------------------------------------

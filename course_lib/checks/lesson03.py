@@ -330,7 +330,7 @@ def _mean_largest_weight(std: float) -> float:
     return scores.softmax(-1).max(-1).values.mean().item()
 
 
-# 3.6-3.8 (lab L3.C) Masks ----------------------------------------------------------------------
+# 3.6 (lab L3.C) A causal mask ------------------------------------------------------------------
 
 
 @exercise("3.6", "Lab L3.C: a causal mask")
@@ -373,6 +373,9 @@ def causal_mask_function(make_causal_mask) -> str:
             f"{int((got != expected).sum())} of {T * T} places."
         )
     return "True on and below the diagonal: query i may attend to keys 0..i."
+
+
+# 3.7 (lab L3.C) A padding mask -----------------------------------------------------------------
 
 
 @exercise("3.7", "Lab L3.C: a padding mask")
@@ -422,6 +425,9 @@ def padding_mask_function(make_padding_mask) -> str:
     return (
         "True for real tokens, shape (B, 1, 1, T): it hides padding keys for every head and query."
     )
+
+
+# 3.8 (lab L3.C) Fix the decoder's mask ---------------------------------------------------------
 
 
 @exercise("3.8", "Lab L3.C: fix the decoder's mask")

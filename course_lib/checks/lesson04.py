@@ -15,61 +15,14 @@ from ._core import Mismatch, call, exercise, multiple_choice
 from ._mistakes import attend, expect_count, tensor_pair
 from ._tensors import close, difference, expect_shape, match, row_sums, whole_number
 
+# Shared by several exercises -------------------------------------------------------------------
+
 _PARAMETERS = "a count of parameters is a whole number"  # why a fraction is wrong
-
-# 4.1 Recall ------------------------------------------------------------------------------------
-
-
-@multiple_choice("4.1", "Recall: why split the width?", correct="b")
-def recall(answer_4_1):
-    """Count the projection weights for h heads of width d_model/h, then for h heads of width
-    d_model.
-
-    h · d_model · (d_model/h) = d_model²: the same as one full-width head.
-
-    (a) The softmax works on rows of any length; nothing limits a head to 64 dimensions. The
-    reason is cost.
-
-    (b) h heads of width d_model/h need the same d_model x d_model projections and about the
-    same arithmetic as one full-width head, so the extra views come almost free. Full-width
-    heads would multiply the Q, K, V projections (and W^O's input) by h: 8,388,608 projection
-    weights instead of 1,048,576 at d_model = 512, h = 8.
-
-    (c) The split adds no parameters: the heads share the same 4·d_model² weights that one
-    head of width d_model would have.
-
-    (d) Full-width heads would not be useless (they start from different random weights), and
-    they would cost about h times as much, not the same.
-    """
-
-
-# 4.2 Apply: the weights of the paper's layer (4.9 names the same miscounts) --------------------
-
-
-@exercise("4.2", "Apply: count the weights")
-def apply(total_weights, total_with_bias) -> str:
-    """W^Q_i is d_model x d_k = 512 x 64, and there are 8 of them; the same for W^K_i and
-    W^V_i.
-
-    W^O is (h·d_v) x d_model = 512 x 512. Each of the four projections has a bias of 512
-    numbers.
-    """
-    got_w = whole_number("total_weights", total_weights, _PARAMETERS)
-    got_b = whole_number("total_with_bias", total_with_bias, _PARAMETERS)
-    right_w, right_b = 4 * 512 * 512, 4 * 512 * 512 + 4 * 512
-    if (got_w, got_b) == (right_b, right_w):
-        raise Mismatch("the two are swapped: the count with biases is the larger.")
-    expect_count(got_w, right_w, _miscounts(512, 8, False), "`total_weights` =")
-    expect_count(got_b, right_b, _miscounts(512, 8, True), "`total_with_bias` =")
-    return (
-        "W^Q, W^K, W^V: 8 × (512 × 64) = 262,144 each; W^O: 512 × 512 = 262,144; in all "
-        "4·512² = 1,048,576, and 1,050,624 with the four biases of 512."
-    )
 
 
 def _miscounts(D: int, H: int, bias: bool) -> dict[int, str]:
     """Counts of an (D, H) multi-head attention that typical mistakes give, with their
-    diagnosis."""
+    diagnosis (4.2 and 4.9)."""
     Dk, weights = D // H, 4 * D * D
     wrong = {
         3 * D * D + (3 * D if bias else 0): (
@@ -107,32 +60,7 @@ def _miscounts(D: int, H: int, bias: bool) -> dict[int, str]:
     return wrong
 
 
-# 4.3 Extend --------------------------------------------------------------------------------------
-
-
-@multiple_choice("4.3", "Extend: too many heads", correct="b")
-def extend(answer_4_3):
-    """Keep d_model = 512 and compute d_k for h = 8, 32 and 64.
-
-    What can a dot product of two 8-dimensional vectors tell apart?
-
-    (a) The parameter count does not depend on h: it stays 4·d_model² (plus biases) however the
-    width is split.
-
-    (b) At d_model = 512, d_k is 16 at h = 32 and 8 at h = 64. Each head's dot-product
-    compatibility then lives in a very low-dimensional space, too crude to tell fine relations
-    apart; heads turn noisy or redundant. The paper's Table 3 (rows A): 25.8 BLEU at h = 8 and
-    16, 25.4 at h = 32.
-
-    (c) The total work stays about the same: each of h heads handles d_model/h dimensions, so
-    h·(d_model/h) = d_model whatever h is.
-
-    (d) Each head runs its own softmax over its own keys; the number of heads does not enter
-    any softmax.
-    """
-
-
-# Heads: the reference split and merge, and how 4.4-4.8 call the learner's functions ------------
+# The heads: the reference split and merge, and how 4.4-4.8 call the learner's functions.
 
 
 def _split(x, H):
@@ -195,6 +123,81 @@ def _heads_tensor(name, result, during):
     if not isinstance(result, torch.Tensor):
         raise Mismatch(f"`{name}` should return a tensor {during}; got {type(result).__name__}")
     return result
+
+
+# 4.1 Recall ------------------------------------------------------------------------------------
+
+
+@multiple_choice("4.1", "Recall: why split the width?", correct="b")
+def recall(answer_4_1):
+    """Count the projection weights for h heads of width d_model/h, then for h heads of width
+    d_model.
+
+    h · d_model · (d_model/h) = d_model²: the same as one full-width head.
+
+    (a) The softmax works on rows of any length; nothing limits a head to 64 dimensions. The
+    reason is cost.
+
+    (b) h heads of width d_model/h need the same d_model x d_model projections and about the
+    same arithmetic as one full-width head, so the extra views come almost free. Full-width
+    heads would multiply the Q, K, V projections (and W^O's input) by h: 8,388,608 projection
+    weights instead of 1,048,576 at d_model = 512, h = 8.
+
+    (c) The split adds no parameters: the heads share the same 4·d_model² weights that one
+    head of width d_model would have.
+
+    (d) Full-width heads would not be useless (they start from different random weights), and
+    they would cost about h times as much, not the same.
+    """
+
+
+# 4.2 Apply: the weights of the paper's layer ---------------------------------------------------
+
+
+@exercise("4.2", "Apply: count the weights")
+def apply(total_weights, total_with_bias) -> str:
+    """W^Q_i is d_model x d_k = 512 x 64, and there are 8 of them; the same for W^K_i and
+    W^V_i.
+
+    W^O is (h·d_v) x d_model = 512 x 512. Each of the four projections has a bias of 512
+    numbers.
+    """
+    got_w = whole_number("total_weights", total_weights, _PARAMETERS)
+    got_b = whole_number("total_with_bias", total_with_bias, _PARAMETERS)
+    right_w, right_b = 4 * 512 * 512, 4 * 512 * 512 + 4 * 512
+    if (got_w, got_b) == (right_b, right_w):
+        raise Mismatch("the two are swapped: the count with biases is the larger.")
+    expect_count(got_w, right_w, _miscounts(512, 8, False), "`total_weights` =")
+    expect_count(got_b, right_b, _miscounts(512, 8, True), "`total_with_bias` =")
+    return (
+        "W^Q, W^K, W^V: 8 × (512 × 64) = 262,144 each; W^O: 512 × 512 = 262,144; in all "
+        "4·512² = 1,048,576, and 1,050,624 with the four biases of 512."
+    )
+
+
+# 4.3 Extend --------------------------------------------------------------------------------------
+
+
+@multiple_choice("4.3", "Extend: too many heads", correct="b")
+def extend(answer_4_3):
+    """Keep d_model = 512 and compute d_k for h = 8, 32 and 64.
+
+    What can a dot product of two 8-dimensional vectors tell apart?
+
+    (a) The parameter count does not depend on h: it stays 4·d_model² (plus biases) however the
+    width is split.
+
+    (b) At d_model = 512, d_k is 16 at h = 32 and 8 at h = 64. Each head's dot-product
+    compatibility then lives in a very low-dimensional space, too crude to tell fine relations
+    apart; heads turn noisy or redundant. The paper's Table 3 (rows A): 25.8 BLEU at h = 8 and
+    16, 25.4 at h = 32.
+
+    (c) The total work stays about the same: each of h heads handles d_model/h dimensions, so
+    h·(d_model/h) = d_model whatever h is.
+
+    (d) Each head runs its own softmax over its own keys; the number of heads does not enter
+    any softmax.
+    """
 
 
 # 4.4 (lab L4.A) Split the heads ------------------------------------------------------------------

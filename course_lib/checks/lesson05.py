@@ -4,7 +4,8 @@ PE(pos, 2i) = sin(pos / 10000^(2i/d_model)), PE(pos, 2i+1) = cos(pos / 10000^(2i
 with positions counted from 0 and i the index of a (sin, cos) pair. Each check compares the
 learner's answer with the reference and, when they differ, with the results of the typical
 mistakes (sin and cos swapped, 2i/d_model written i/d_model, positions from 1, base 1000,
-[sin | cos] halves, a transposed table, degrees, ...) so that the message names the mistake.
+[sin | cos] halves, a transposed table, degrees, ...) so that the message names the mistake;
+the table's come from ``_mistakes``.
 """
 
 import functools
@@ -16,7 +17,22 @@ from torch import nn
 from ..attention import scaled_dot_product_attention
 from ..positional import sinusoidal_encoding
 from ._core import Mismatch, call, exercise, multiple_choice
+from ._mistakes import positional_mistakes, positional_table
 from ._tensors import as_tensor, close, diagnose, difference, expect_shape, fmt, match, one_number
+
+# Shared by several exercises -------------------------------------------------------------------
+
+
+def _norm(name, value) -> float:
+    """One number >= 0 (a norm or an RMS), not a tensor of differences."""
+    shape = tuple(as_tensor(name, value).shape)
+    if len(shape) > 0 and shape != (1,):  # a tensor of differences: .norm() forgotten
+        raise Mismatch(f"`{name}` should be one number (an L2 norm); got shape {shape}")
+    x = float(one_number(name, value))
+    if x < 0:
+        raise Mismatch(f"`{name}` should be a norm, a number >= 0; got {x}")
+    return x
+
 
 # 5.1 Recall ------------------------------------------------------------------------------------
 
@@ -105,19 +121,6 @@ def apply(pe_5_0, pe_5_1) -> str:
     )
 
 
-# The frequencies of the pairs, for 5.3 and 5.5 -------------------------------------------------
-
-
-def _pair_index(d_model: int) -> torch.Tensor:
-    """i = 0, 1, ..., d_model/2 - 1: the index of each (sin, cos) pair."""
-    return torch.arange(d_model // 2, dtype=torch.float64)
-
-
-def _exponents(d_model: int) -> torch.Tensor:
-    """The paper's exponents 2i/d_model, one per pair: ω_i = 10000^(-2i/d_model)."""
-    return 2 * _pair_index(d_model) / d_model
-
-
 # 5.3 Extend: the block-diagonal R_k with PE(pos + k) = R_k · PE(pos) ---------------------------
 
 
@@ -187,6 +190,16 @@ def _shift_mistakes(k, d_model, expected):
             "every block turns by k radians: pair i turns by ω_i·k with ω_i = 10000^(-2i/d_model).",
         ),
     ]
+
+
+def _pair_index(d_model: int) -> torch.Tensor:
+    """i = 0, 1, ..., d_model/2 - 1: the index of each (sin, cos) pair."""
+    return torch.arange(d_model // 2, dtype=torch.float64)
+
+
+def _exponents(d_model: int) -> torch.Tensor:
+    """The paper's exponents 2i/d_model, one per pair: ω_i = 10000^(-2i/d_model)."""
+    return 2 * _pair_index(d_model) / d_model
 
 
 # 5.4 (lab L5.A) Permutation equivariance, with and without PE ----------------------------------
@@ -288,17 +301,6 @@ def _lab_5_4() -> dict[str, float]:
     }
 
 
-def _norm(name, value) -> float:
-    """One number >= 0 (a norm or an RMS; 5.6 too), not a tensor of differences."""
-    shape = tuple(as_tensor(name, value).shape)
-    if len(shape) > 0 and shape != (1,):  # a tensor of differences: .norm() forgotten
-        raise Mismatch(f"`{name}` should be one number (an L2 norm); got shape {shape}")
-    x = float(one_number(name, value))
-    if x < 0:
-        raise Mismatch(f"`{name}` should be a norm, a number >= 0; got {x}")
-    return x
-
-
 # 5.5 (lab L5.B) The vectorised table -----------------------------------------------------------
 
 
@@ -324,81 +326,13 @@ def table(positional_encoding) -> str:
                 "without the batch axis."
             )
         name = f"positional_encoding({max_len}, {d_model})"
-        expected, mistakes = _table(max_len, d_model), _table_mistakes(max_len, d_model)
+        pos = torch.arange(max_len, dtype=torch.float64)[:, None]  # (max_len, 1)
+        expected, mistakes = positional_table(pos, d_model), positional_mistakes(pos, d_model)
         diagnose(name, got, expected, mistakes, atol=1e-4, during=during)
     return (
         "every column pair (2i, 2i+1) holds sin and cos of pos / 10000^(2i/d_model); for "
         f"d_model = 8 position 1 is {fmt(sinusoidal_encoding(2, 8)[1])}."
     )
-
-
-def _positions(max_len: int, first: int = 0) -> torch.Tensor:
-    """The positions first, first + 1, ... as a column, (max_len, 1)."""
-    return torch.arange(first, first + max_len, dtype=torch.float64)[:, None]
-
-
-def _interleave(first, second):
-    return torch.stack([first, second], dim=-1).flatten(-2)  # columns 0, 2, ... then 1, 3, ...
-
-
-def _sin_cos(angles):
-    """The table of the angles (max_len, d_model/2): sin in the even columns, cos in the odd."""
-    return _interleave(angles.sin(), angles.cos())
-
-
-def _table(max_len, d_model):
-    return _sin_cos(_positions(max_len) / 10000.0 ** _exponents(d_model))
-
-
-def _table_mistakes(max_len, d_model):
-    pos, power = _positions(max_len), _exponents(d_model)
-    a = pos / 10000.0**power
-    own = torch.arange(d_model, dtype=torch.float64)  # every column with its own index
-    by_column = pos / 10000 ** (own / d_model)
-    by_column = torch.where(own % 2 == 0, by_column.sin(), by_column.cos())
-    return [
-        (
-            _interleave(a.cos(), a.sin()),
-            "sin and cos are swapped: even dimensions 2i hold sin, odd ones 2i+1 hold cos.",
-        ),
-        (
-            torch.cat([a.sin(), a.cos()], dim=-1),
-            "the table is [all sines | all cosines] in two halves; the paper interleaves them: "
-            "column 2i is sin, column 2i+1 is cos of the same angle (pe[:, 0::2] = ..., "
-            "pe[:, 1::2] = ...).",
-        ),
-        (
-            _sin_cos(pos / 10000.0 ** (_pair_index(d_model) / d_model)),
-            "the exponent is i/d_model where the formula has 2i/d_model (i counts the (sin, cos) "
-            "pairs): torch.arange(0, d_model, 2) / d_model gives 2i/d_model.",
-        ),
-        (
-            by_column,
-            "each column used its own index in the exponent: a cos column must share the "
-            "frequency of the sin column before it (exponent 2i/d_model for both columns 2i and "
-            "2i+1).",
-        ),
-        (
-            _sin_cos(_positions(max_len, first=1) / 10000.0**power),
-            "the positions start at 1: the first row is position 0, so PE(0) = [0, 1, 0, 1, ...]. "
-            "Use torch.arange(max_len).",
-        ),
-        (
-            _sin_cos(pos / 1000.0**power),
-            "the base is 1000; the paper uses 10000 (wavelengths from 2π up to 10000·2π).",
-        ),
-        (
-            _sin_cos(pos / 10000.0 ** (-power)),
-            "the angle is pos · 10000^(2i/d_model); it should be pos / 10000^(2i/d_model) (a "
-            "negative exponent in the exp form: exp(-2i·ln(10000)/d_model)).",
-        ),
-        (
-            _sin_cos(a * math.pi / 180),
-            "the angles were taken in degrees; torch.sin and torch.cos work in radians: don't "
-            "convert pos / 10000^(2i/d_model).",
-        ),
-        (_interleave(a.sin(), a.sin()), "every column is a sine: the odd columns 2i+1 hold cos."),
-    ]
 
 
 # 5.6 (lab L5.C) Embedding scale ----------------------------------------------------------------

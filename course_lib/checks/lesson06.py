@@ -4,7 +4,7 @@ Each check compares the learner's answer with the reference and, when they diffe
 results of the typical mistakes (ReLU as the absolute value or as torch.max, biases left out
 or sized wrongly, the residual added after the norm, LayerNorm over the batch axis, the
 unbiased variance, ε outside the square root, γ and β forgotten, ...) to name the mistake;
-LayerNorm's come from ``_mistakes``.
+LayerNorm's and post-norm Add & Norm's come from ``_mistakes``.
 """
 
 import math
@@ -15,8 +15,30 @@ from torch import nn
 
 from ..layers import PositionwiseFeedForward
 from ._core import Mismatch, call, exercise, multiple_choice
-from ._mistakes import expect_count, expect_parameters, layer_norm, layer_norm_mistakes
+from ._mistakes import (
+    add_and_norm_mistakes,
+    expect_count,
+    expect_parameters,
+    layer_norm,
+    layer_norm_mistakes,
+)
 from ._tensors import as_tensor, close, diagnose, expect_shape, fmt, one_number
+
+# Shared by several exercises -------------------------------------------------------------------
+
+
+def _count(result, during: str) -> int:
+    """The count a function returned, as an int."""
+    x = as_tensor("the result", result)
+    if x.numel() != 1:
+        raise Mismatch(
+            f"{during} your function returned shape {tuple(x.shape)}; return one number."
+        )
+    value = float(x)
+    if not math.isfinite(value) or value != int(value):
+        raise Mismatch(f"{during} your function returned {value:g}: a count is a whole number.")
+    return int(value)
+
 
 # 6.1 Recall ------------------------------------------------------------------------------------
 
@@ -158,19 +180,6 @@ def ffn_parameter_count(ffn_parameters) -> str:
     )
 
 
-def _count(result, during: str) -> int:
-    """The count a function returned, as an int (6.5 too)."""
-    x = as_tensor("the result", result)
-    if x.numel() != 1:
-        raise Mismatch(
-            f"{during} your function returned shape {tuple(x.shape)}; return one number."
-        )
-    value = float(x)
-    if not math.isfinite(value) or value != int(value):
-        raise Mismatch(f"{during} your function returned {value:g}: a count is a whole number.")
-    return int(value)
-
-
 def _ffn_mistakes(d: int, f: int, bias: bool) -> dict[int, str]:
     one_layer = (
         "only one linear layer is counted: the FFN has two, W_1 (d_model × d_ff) and W_2 "
@@ -258,46 +267,30 @@ def _sublayer_and_norm(d_model: int = 8):
     return x, sublayer, norm
 
 
-def _either_step_mistakes(x, sub, with_own_norm):
-    """What both steps get wrong: no norm at all, or a LayerNorm without the given γ and β."""
-    return [
-        (x + sub(x), "there is no norm: the sum x + sublayer(x) was returned as it is."),
-        (
-            with_own_norm,
-            "a LayerNorm of your own was used: call the `norm` passed in, it has its own γ and β.",
-        ),
-    ]
+def _own_norm(with_own_norm):
+    """What either step gives with a LayerNorm of its own, without the given γ and β."""
+    return (
+        with_own_norm,
+        "a LayerNorm of your own was used: call the `norm` passed in, it has its own γ and β.",
+    )
 
 
 def _post_norm_mistakes(x, sub, norm):
-    own = layer_norm(x + sub(x), 1.0, 0.0)  # γ = 1, β = 0
     return [
-        *_either_step_mistakes(x, sub, own),
+        *add_and_norm_mistakes(x, sub(x), norm),  # no norm at all among them
+        _own_norm(layer_norm(x + sub(x), 1.0, 0.0)),  # γ = 1, β = 0
         (
             x + sub(norm(x)),
             "this is pre-norm, x + sublayer(norm(x)); post-norm (the paper) is "
             "norm(x + sublayer(x)).",
         ),
-        (
-            norm(sub(x)) + x,
-            "the residual is added after the norm: post-norm adds first, then normalises: "
-            "norm(x + sublayer(x)).",
-        ),
-        (
-            norm(sub(x)),
-            "the residual path is missing: add x to the sub-layer's output before the norm.",
-        ),
-        (
-            norm(x) + sub(x),
-            "the norm was applied to x alone: normalise the sum, norm(x + sublayer(x)).",
-        ),
     ]
 
 
 def _pre_norm_mistakes(x, sub, norm):
-    own = x + sub(layer_norm(x, 1.0, 0.0))
     return [
-        *_either_step_mistakes(x, sub, own),
+        (x + sub(x), "there is no norm: the sum x + sublayer(x) was returned as it is."),
+        _own_norm(x + sub(layer_norm(x, 1.0, 0.0))),
         (
             norm(x + sub(x)),
             "this is post-norm, norm(x + sublayer(x)); pre-norm normalises the sub-layer's "

@@ -4,9 +4,9 @@ Each check runs the learner's function on the project's own inputs ("the cat sat
 and on extra inputs where the typical mistakes give different results: large logits for the
 softmax, a non-square input with a constant row for layer norm, T_q != T_k and d_k != d_v for
 attention, non-zero biases and LayerNorm parameters for the FFN and the full layer. A result
-that reproduces a typical mistake gets that mistake's name; the shared ones (the softmax, the
-scaling, layer norm, numpy types) come from ``_mistakes``. Every function must return numpy
-arrays and leave its inputs untouched.
+that reproduces a typical mistake gets that mistake's name; the shared ones (the positional
+encoding, the softmax, the scaling, layer norm, Add & Norm, numpy types) come from
+``_mistakes``. Every function must return numpy arrays and leave its inputs untouched.
 
 When a function fails and calls another project function that does not pass its own check
 yet (``encoder_layer`` calling ``softmax``, say), the message points at that one first.
@@ -22,11 +22,13 @@ from .. import numpy_encoder as ref
 from ..interop import encoder_layers_from_numpy
 from ._core import FAILED, NOT_DONE, Mismatch, NotDone, call, declared, exercise, multiple_choice
 from ._mistakes import (
+    add_and_norm_mistakes,
     array_pair,
     expect_array,
     keepdims_tip,
     layer_norm_mistakes,
     output_mistakes,
+    positional_mistakes,
     stable_softmax_mistakes,
     weight_mistakes,
 )
@@ -88,6 +90,36 @@ def _compare(name, got, expected, wrong, during, atol=1e-6) -> None:
             f"{during}, `{name}` should have shape {expected.shape}; got {got.shape}{transposed}"
         )
     diagnose(name, got, expected, wrong, atol=atol, during=during)
+
+
+def _attention(result, q, k, v, during, weights=(), outputs=(), d_model=None):
+    """The pair (output, weights) returned for ``q``, ``k``, ``v``, if it is the reference's.
+
+    ``weights`` and ``outputs`` are typical mistakes of the caller, tried before the shared
+    ones; ``d_model``, the width of x, is one more wrong width to scale by.
+    """
+    out, got_weights = array_pair(result, during)
+    scores, d_k = q @ k.T, q.shape[1]
+    expected_w = ref.softmax(scores / np.sqrt(d_k))  # (T_q, T_k)
+    expected_out = expected_w @ v  # (T_q, d_v)
+    if out.shape == expected_w.shape != got_weights.shape == expected_out.shape:
+        raise Mismatch(f"{during}, the pair came back swapped: return (output, weights).")
+    if got_weights.shape == expected_w.shape[::-1] != expected_w.shape:
+        raise Mismatch(
+            f"{during}, the weights have shape (T_k, T_q) = {got_weights.shape}: "
+            "compute q @ k.T, not k @ q.T."
+        )
+    widths = (
+        (v.shape[1], "d_v, the width of the values"),
+        (k.shape[0], "the number of keys"),
+        (d_model, "d_model, the width of x"),
+        (8, "the project's D_MODEL, a fixed number"),
+    )
+    wrong = [*weights, *weight_mistakes(scores, d_k, scaled_by=widths)]
+    _compare("weights", got_weights, expected_w, wrong, during)
+    wrong = [*output_mistakes(scores / np.sqrt(d_k), v), *outputs]
+    _compare("output", out, expected_out, wrong, during)
+    return out, got_weights
 
 
 def _quiet(verify):
@@ -180,60 +212,10 @@ def positions(encode_positions) -> str:
     for T, D in ((3, 8), (50, 16)):
         during = f"for seq_len = {T}, d_model = {D}"
         got = _array("pe", encode_positions, T, D, during=during)
-        _compare("pe", got, ref.positional_encoding(T, D), _pe_mistakes(T, D), during)
+        wrong = positional_mistakes(np.arange(T, dtype=np.float64)[:, None], D)
+        _compare("pe", got, ref.positional_encoding(T, D), wrong, during)
     row1 = ref.positional_encoding(3, 8)[1]
     return f"row 0 is [0, 1, 0, 1, 0, 1, 0, 1] and position 1 is {fmt(row1)}, at any size."
-
-
-def _interleaved(sines, cosines) -> np.ndarray:
-    """A table with ``sines`` in the even columns and ``cosines`` in the odd ones."""
-    pe = np.empty((sines.shape[0], 2 * sines.shape[1]))
-    pe[:, 0::2], pe[:, 1::2] = sines, cosines
-    return pe
-
-
-def _pe_mistakes(T: int, D: int) -> list:
-    pos, i, j = np.arange(T)[:, None], np.arange(D // 2)[None], np.arange(D)[None]
-    angle = pos / 10000 ** (2 * i / D)
-    by_column = pos / 10000 ** (j / D)  # each column its own exponent
-    twice_column = pos / 10000 ** (2 * j / D)
-    half, times = pos / 10000 ** (i / D), pos * 10000 ** (2 * i / D)
-    return [
-        (
-            _interleaved(np.cos(angle), np.sin(angle)),
-            "sin and cos are swapped: sin goes in the even columns (0, 2, ...), cos in the odd "
-            "ones, so row 0 is [0, 1, 0, 1, ...].",
-        ),
-        (
-            np.concatenate([np.sin(angle), np.cos(angle)], axis=1),
-            "the sines fill the first half and the cosines the second; the paper interleaves "
-            "them: sin in column 2i, cos in column 2i+1.",
-        ),
-        (
-            _interleaved(np.sin(by_column[:, 0::2]), np.cos(by_column[:, 1::2])),
-            "each column got its own exponent j/d_model: a (sin, cos) pair shares one angle, so "
-            "column 2i+1 uses the exponent 2i/d_model of column 2i.",
-        ),
-        (
-            _interleaved(np.sin(twice_column[:, 0::2]), np.cos(twice_column[:, 1::2])),
-            "the exponent uses the column index: in 2i/d_model, i counts (sin, cos) pairs, not "
-            "columns.",
-        ),
-        (
-            _interleaved(np.sin(half), np.cos(half)),
-            "the exponent is i/d_model; the paper's is 2i/d_model (i counts pairs), so the "
-            "wavelengths run from 2π up to 10000·2π.",
-        ),
-        (
-            _interleaved(np.sin(times), np.cos(times)),
-            "you multiplied pos by 10000^(2i/d_model); divide by it, so that the frequencies "
-            "fall along the row.",
-        ),
-        (
-            ref.positional_encoding(T + 1, D)[1:],
-            "the positions start at 1; they start at 0, so row 0 is [0, 1, 0, 1, ...].",
-        ),
-    ]
 
 
 # 8.2 Softmax -----------------------------------------------------------------------------------
@@ -292,36 +274,6 @@ def attention(scaled_dot_product_attention) -> str:
         "T_q ≠ T_k and d_k ≠ d_v work too; on lesson 3's example "
         f'"the" gets weights {fmt(weights[0])} and output {fmt(out[0])}.'
     )
-
-
-def _attention(result, q, k, v, during, weights=(), outputs=(), d_model=None):
-    """The pair (output, weights) returned for ``q``, ``k``, ``v``, if it is the reference's.
-
-    ``weights`` and ``outputs`` are typical mistakes of the caller, tried before the shared
-    ones; ``d_model``, the width of x, is one more wrong width to scale by.
-    """
-    out, got_weights = array_pair(result, during)
-    scores, d_k = q @ k.T, q.shape[1]
-    expected_w = ref.softmax(scores / np.sqrt(d_k))  # (T_q, T_k)
-    expected_out = expected_w @ v  # (T_q, d_v)
-    if out.shape == expected_w.shape != got_weights.shape == expected_out.shape:
-        raise Mismatch(f"{during}, the pair came back swapped: return (output, weights).")
-    if got_weights.shape == expected_w.shape[::-1] != expected_w.shape:
-        raise Mismatch(
-            f"{during}, the weights have shape (T_k, T_q) = {got_weights.shape}: "
-            "compute q @ k.T, not k @ q.T."
-        )
-    widths = (
-        (v.shape[1], "d_v, the width of the values"),
-        (k.shape[0], "the number of keys"),
-        (d_model, "d_model, the width of x"),
-        (8, "the project's D_MODEL, a fixed number"),
-    )
-    wrong = [*weights, *weight_mistakes(scores, d_k, scaled_by=widths)]
-    _compare("weights", got_weights, expected_w, wrong, during)
-    wrong = [*output_mistakes(scores / np.sqrt(d_k), v), *outputs]
-    _compare("output", out, expected_out, wrong, during)
-    return out, got_weights
 
 
 # 8.4 Single-head self-attention ----------------------------------------------------------------
@@ -455,8 +407,8 @@ def residual(add_and_norm) -> str:
     """
     for during, x, s, gamma, beta in _add_and_norm_cases():
         got = _array("add_and_norm(...)", add_and_norm, x, s, gamma, beta, during=during)
-        expected = ref.layer_norm(x + s, gamma, beta)
-        wrong = _add_and_norm_mistakes(x, s, gamma, beta)
+        norm = functools.partial(ref.layer_norm, gamma=gamma, beta=beta)
+        expected, wrong = norm(x + s), add_and_norm_mistakes(x, s, norm)
         _compare("add_and_norm(...)", got, expected, wrong, during)
     return (
         "x1 = LayerNorm(x + attn): the residual keeps x, the norm keeps each row at mean 0, "
@@ -473,27 +425,6 @@ def _add_and_norm_cases() -> list:
             "on (4, 6) inputs with random gamma and beta",
             *(g.normal(size=(4, 6)), g.normal(size=(4, 6))),
             *(1 + 0.3 * g.normal(size=6), 0.3 * g.normal(size=6)),
-        ),
-    ]
-
-
-def _add_and_norm_mistakes(x, s, gamma, beta) -> list:
-    def norm(a):
-        return ref.layer_norm(a, gamma, beta)
-
-    return [
-        (norm(s), "the residual is missing: normalise x + sublayer_out, not sublayer_out alone."),
-        (norm(x), "sublayer_out was left out: LayerNorm(x + sublayer_out)."),
-        (x + s, "the sum is not normalised: LayerNorm(x + sublayer_out)."),
-        (
-            x + norm(s),
-            "you normalised the sub-layer's output and then added x; post-norm adds first, then "
-            "normalises: LayerNorm(x + sublayer_out).",
-        ),
-        (
-            norm(x) + s,
-            "you normalised x and then added sublayer_out; post-norm adds first: "
-            "LayerNorm(x + sublayer_out).",
         ),
     ]
 
