@@ -25,7 +25,7 @@ from pathlib import Path
 
 import nbformat
 
-from course_lib.lesson_format import ANSWER_PROMPT, COURSE, STUB_COMMENT, fingerprint, is_exercise
+from .lesson_format import ANSWER_PROMPT, COURSE, STUB_COMMENT, fingerprint, is_exercise
 
 LESSONS, WORKSPACE = Path("lessons"), Path("workspace")
 

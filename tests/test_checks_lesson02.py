@@ -193,6 +193,7 @@ WRONG = _cases([
     ("2.5-softmax", "2.5", lambda: (SCORES.softmax(-1), COSINES), ["softmax weights"]),
     ("2.5-cos-not-normalised", "2.5", lambda: (SCORES, SCORES), ["raw scores", "|qᵢ| |kⱼ|"]),
     ("2.5-cos-wrong-axis", "2.5", lambda: (SCORES, normalised(Q, 0) @ normalised(Q, 0).T), ["wrong axis (dim=0", "dim=-1"]),
+    ("2.5-wrong-shape", "2.5", lambda: (torch.zeros(2), COSINES), ["`qk_scores` should have shape (3, 3); got (2,)"]),
     ("2.5-cos-whole-matrix", "2.5", lambda: (SCORES, SCORES / Q.norm() ** 2), ["whole matrix"]),
     ("2.5-cos-squared", "2.5", lambda: (SCORES, COSINES / (LENGTHS * LENGTHS.T)), ["squared lengths"]),
     ("2.5-cos-rows-only", "2.5", lambda: (SCORES, SCORES / LENGTHS), ["only the rows"]),
