@@ -21,12 +21,17 @@ update: $(VENV)/.learner   ## new version of one lesson, your answers carried ov
 restore: $(VENV)/.learner  ## fresh copy of one lesson, the old one kept: make restore LESSON=03
 	$(BIN)/python -m course_lib.workspace restore $(LESSON)
 
-test: $(VENV)/.dev         ## set up, then lint and run every test and every notebook
-	$(BIN)/ruff check .
-	$(BIN)/ruff format --check .
-	$(BIN)/python -m pytest
-	$(BIN)/python -m pytest --nbval solutions/ $(NBVAL)
-	$(BIN)/python -m pytest --nbval-lax lessons/ $(NBVAL)
+# Two workers (pytest-xdist), one per core, each given whole files (--dist loadfile): nbval runs
+# a notebook's cells in order in one kernel, and a test module's shared fixtures (a grading run,
+# a trained model) are then built once. Each phase prints its time.
+WORKERS := -n 2 --dist loadfile
+TIMED   := $(BIN)/python tests/timed.py
+
+test: $(VENV)/.dev         ## set up, then lint, the unit tests, solutions/ compared and lessons/ run
+	$(TIMED) lint sh -c "$(BIN)/ruff check . && $(BIN)/ruff format --check ."
+	$(TIMED) "unit tests" $(BIN)/python -m pytest $(WORKERS)
+	$(TIMED) "solutions/, compared" $(BIN)/python -m pytest $(WORKERS) --nbval solutions/ $(NBVAL)
+	$(TIMED) "lessons/, run through" $(BIN)/python -m pytest $(WORKERS) --nbval-lax lessons/ $(NBVAL)
 
 # The same code on other processors: CPU kernels differ in their last bits between processors.
 test-portable: $(VENV)/.dev  ## solutions/ compared strictly under other CPUs' kernels; unit tests on 2 threads
@@ -85,15 +90,20 @@ grade: $(VENV)/.tools       ## grade student notebooks: make grade SUBMISSIONS=f
 	$(BIN)/python -m course_tools.grade $(SUBMISSIONS) --out $(GRADES) --jobs $(JOBS)
 
 bench: $(VENV)/.dev        ## print the speed figures recorded in benchmarks/README.md
+	$(BIN)/python benchmarks/profile_step.py
 	$(BIN)/python benchmarks/attention_speed.py
 	$(BIN)/python benchmarks/training_throughput.py
-	$(BIN)/python benchmarks/train_translator.py
 	$(BIN)/python benchmarks/lesson7_budget.py
+	$(BIN)/python benchmarks/train_translator.py
 	$(BIN)/python benchmarks/widget_redraw.py
 	$(BIN)/python benchmarks/vector_widget_redraw.py
 	$(BIN)/python benchmarks/pe_explorer_redraw.py
 	$(BIN)/python benchmarks/deep_stack_redraw.py
+	$(BIN)/python benchmarks/sequence_cost_redraw.py
+	$(BIN)/python benchmarks/model_attention_redraw.py
 	$(BIN)/python benchmarks/l1b_encoder_vs_bilstm.py --repeats 5
+	$(BIN)/python benchmarks/run_all.py
+	$(BIN)/python benchmarks/test_suite.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache *.egg-info

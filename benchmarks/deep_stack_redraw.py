@@ -5,7 +5,7 @@ the stack (forward and backward through up to 48 FFN layers, cached per setting)
 redrawn in place, the PNG encoded and put into the ``Output`` widget. Three cases, each after
 5 warm-up steps: the depth slider stepping through depths not seen before (the profile is
 computed), the same depths again (cached), and the LayerNorm placement cycling at 48 layers.
-Goal: a redraw well under 150 ms, read as median <= 100 ms and slowest < 150 ms.
+Goal: a redraw well under 150 ms, read as median <= 100 ms and slowest <= 150 ms.
 
     python benchmarks/deep_stack_redraw.py [--repeats 30]
 """

@@ -1,6 +1,6 @@
 """Lab L1.A in its full configuration: vanilla vs Bahdanau-attention LSTM seq2seq on reversal.
 
-Lesson 1 runs a reduced version live (length 12, 2,000 sequences, 8 epochs); this script runs
+Lesson 1 runs a reduced version live (length 12, 2,000 sequences, 6 epochs); this script runs
 the full recipe and prints the table the lesson quotes, with the training seconds:
 
     .venv/bin/python benchmarks/l1a_seq2seq.py                 # length 20 (about 3 minutes)

@@ -4,12 +4,13 @@ Setting: the explorer as lesson 5 opens it (d_model 64, 100 positions, three wav
 redraw is the explorer's ``update()``, fired by setting a control's value as a slider step
 does: it computes what changed, draws the figure, encodes the PNG and puts it into the
 ``Output`` widget (outside a notebook nothing is shown, the work is the same). For each
-control, after 5 warm-up steps, the control cycles through its range. The position and the
-offset redraw only what they move and paste the rest from the last full drawing. A change of
-d_model, positions or waves needs a full drawing the first time; the explorer keeps the last
-8 full drawings, so going back to settings seen before is about as quick as a slider step.
-"first view" steps through (d_model, positions) pairs never shown before. Goal: a redraw well under 150 ms,
-read as median <= 100 ms and slowest < 150 ms.
+control, after 5 warm-up steps, the control cycles through its range. The figure is drawn
+in three layers kept as pixels: what never changes (colour bars, fixed axes) is drawn once;
+what d_model, the number of positions and the waves change is drawn over it the first time
+a setting is shown (the explorer keeps the last 8 such drawings, so going back to settings
+seen before is about as quick as a slider step); the position and the offset redraw only
+what they move. "first view" steps through (d_model, positions) pairs never shown before.
+Goal: a redraw well under 150 ms, read as median <= 100 ms and slowest <= 150 ms.
 
 For scale on a busy machine, the same run times lesson 3's attention-map explorer
 (temperature slider), whose figures on an idle machine are in benchmarks/README.md.

@@ -7,6 +7,7 @@ The Transformer, one concept per module:
     attention       scaled dot-product and multi-head attention (§3.2); recording attention maps
     masks           causal and padding masks (True = may attend)
     positional      sinusoidal positional encoding (§3.5)
+    dropout         dropout (§5.4) with a random mask that is cheap to draw on a CPU
     layers          feed-forward network, residual sub-layer, LayerNorm (§3.1, §3.3)
     model           the encoder-decoder Transformer and its configuration (§3)
     parameters      parameter counts by component

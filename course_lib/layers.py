@@ -12,6 +12,7 @@ import torch
 from torch import nn
 
 from . import _validate
+from .dropout import Dropout
 
 
 class PositionwiseFeedForward(nn.Module):
@@ -28,7 +29,7 @@ class PositionwiseFeedForward(nn.Module):
         _validate.probability("dropout", dropout)
         self.w_1 = nn.Linear(d_model, d_ff, bias=bias)
         self.w_2 = nn.Linear(d_ff, d_model, bias=bias)
-        self.dropout = nn.Dropout(dropout)  # between the activation and W_2, as nn.Transformer
+        self.dropout = Dropout(dropout)  # between the activation and W_2, as nn.Transformer
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         _validate.tensor("x", x, floating=True)
@@ -52,7 +53,7 @@ class ResidualSublayer(nn.Module):
         super().__init__()
         _validate.probability("dropout", dropout)
         self.norm = nn.LayerNorm(d_model)  # the fused kernel; LayerNorm below is its twin
-        self.dropout = nn.Dropout(dropout)
+        self.dropout = Dropout(dropout)
         self.norm_first = norm_first
 
     def forward(self, x: torch.Tensor, sublayer):

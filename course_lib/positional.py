@@ -15,6 +15,7 @@ import torch
 from torch import nn
 
 from . import _validate
+from .dropout import Dropout
 
 
 def sinusoidal_encoding(max_len: int, d_model: int) -> torch.Tensor:
@@ -58,7 +59,7 @@ class PositionalEncoding(nn.Module):
         super().__init__()
         _validate.probability("dropout", dropout)
         self.register_buffer("pe", sinusoidal_encoding(max_len, d_model), persistent=False)
-        self.dropout = nn.Dropout(dropout)
+        self.dropout = Dropout(dropout)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         _validate.tensor("x", x, ndim=3, floating=True)

@@ -390,10 +390,10 @@ def reversal_accuracy(predicted, target):
 check("1.4", reversal_accuracy)
 
 # %% [markdown] id="l1-33"
-# **The live run.** The full recipe (2,500 training sequences of length 20, 30 epochs) takes about three minutes on one core, so here it runs in a **reduced configuration: sequences of length 12, 2,000 training and 500 test sequences, 8 epochs**, batch 64, Adam with learning rate 10⁻³, gradient-norm clipping at 5.0, teacher forcing with probability max(0.2, 1 − 0.03·epoch). Both models start from the same seed; the experiment lives in `course_lib/experiments/reversal.py`, so the course's tests can rerun it over many seeds and on the CPU kernels of other processors. Scoring uses `course_lib`'s `evaluate_seq2seq` (greedy decoding, positions 2 to L). About 15 to 25 seconds.
+# **The live run.** The full recipe (2,500 training sequences of length 20, 30 epochs) takes about three minutes on one core, so here it runs in a **reduced configuration: sequences of length 12, 2,000 training and 500 test sequences, 6 epochs**, batch 64, Adam with learning rate 10⁻³, gradient-norm clipping at 5.0, teacher forcing with probability max(0.2, 1 − 0.03·epoch). Both models start from the same seed; the experiment lives in `course_lib/experiments/reversal.py`, so the course's tests can rerun it over many seeds and on the CPU kernels of other processors. Scoring uses `course_lib`'s `evaluate_seq2seq` (greedy decoding, positions 2 to L). About 10 to 15 seconds.
 
 # %% id="l1-34" tags=["nbval-ignore-output"]
-LENGTH = reversal.LENGTH  # 12 symbols; 2,000 training and 500 test sequences, 8 epochs
+LENGTH = reversal.LENGTH  # 12 symbols; 2,000 training and 500 test sequences, 6 epochs
 test_src, test_tgt = reversal.test_data(seed=0)
 
 start = time.perf_counter()

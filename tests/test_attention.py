@@ -3,7 +3,12 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from course_lib.attention import MultiHeadAttention, record_attention, scaled_dot_product_attention
+from course_lib.attention import (
+    MultiHeadAttention,
+    _attention_keys_first,
+    record_attention,
+    scaled_dot_product_attention,
+)
 from course_lib.masks import causal_mask, padding_mask, target_mask
 
 
@@ -319,6 +324,62 @@ def test_mha_dropout_only_in_training():
     torch.testing.assert_close(mha(x, x, x)[0], mha(x, x, x)[0])
     mha.train()
     assert not torch.allclose(mha(x, x, x)[0], mha(x, x, x)[0])
+
+
+def _without_keys(mask, *where):
+    """``mask`` with the rows at ``where`` seeing no key at all (their output must be 0)."""
+    mask[where] = False
+    return mask
+
+
+@pytest.mark.parametrize(
+    "make_mask",
+    [
+        lambda B, T_q, T_k: None,
+        lambda B, T_q, T_k: _without_keys(torch.rand(B, 1, 1, T_k) > 0.3, 0),
+        lambda B, T_q, T_k: torch.ones(T_q, T_k, dtype=torch.bool).tril(),
+        lambda B, T_q, T_k: _without_keys(torch.rand(B, 1, T_q, T_k) > 0.5, 0, 0, 2),
+    ],
+)
+def test_the_training_path_computes_the_written_out_attention(make_mask):
+    # Training uses a copy of the attention with the scores transposed (faster on a CPU); without
+    # dropout it must give the written-out function's output and gradients.
+    torch.manual_seed(0)
+    q, k, v = (torch.randn(6, 4, n, 8, dtype=torch.float64) for n in (5, 7, 7))
+    mask = make_mask(6, 5, 7)
+    grads = []
+    for attend in (
+        lambda *t: scaled_dot_product_attention(*t, mask)[0],
+        lambda *t: _attention_keys_first(*t, mask, 0.0),
+    ):
+        leaves = [t.clone().requires_grad_() for t in (q, k, v)]
+        out = attend(*leaves)
+        out.backward(torch.ones_like(out))
+        grads.append((out, *(t.grad for t in leaves)))
+    for written_out, keys_first in zip(*grads, strict=True):
+        torch.testing.assert_close(keys_first, written_out)
+        assert not keys_first.isnan().any()
+
+
+@pytest.mark.parametrize("bias", [True, False])
+@pytest.mark.parametrize("shared", ["self", "memory", "none"])
+def test_mha_stacked_projections_equal_one_linear_each(shared, bias):
+    # Self-attention projects one tensor three times and cross-attention the memory twice: those
+    # run as one product with stacked weights, which must equal w_q, w_k and w_v applied apart.
+    torch.manual_seed(0)
+    mha = MultiHeadAttention(16, 4, bias=bias).eval()
+    x, memory, other = torch.randn(2, 5, 16), torch.randn(2, 7, 16), torch.randn(2, 7, 16)
+    query, key, value = {
+        "self": (x, x, x),
+        "memory": (x, memory, memory),
+        "none": (x, memory, other),
+    }[shared]
+    q, k, v = (mha._split(w(t)) for w, t in ((mha.w_q, query), (mha.w_k, key), (mha.w_v, value)))
+    heads = scaled_dot_product_attention(q, k, v)[0].transpose(1, 2).reshape(2, 5, 16)
+    torch.testing.assert_close(mha(query, key, value)[0], mha.w_o(heads))
+    dropped = MultiHeadAttention(16, 4, dropout=0.3, bias=bias).train()
+    dropped(query, key, value)[0].sum().backward()  # every projection gets a gradient
+    assert all(w.weight.grad.abs().sum() > 0 for w in (dropped.w_q, dropped.w_k, dropped.w_v))
 
 
 @pytest.mark.parametrize(

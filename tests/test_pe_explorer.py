@@ -147,6 +147,30 @@ def test_going_back_to_earlier_settings_reuses_their_drawing_exactly():
     assert "d_model = 64" in picture.title.get_text()
 
 
+def test_a_new_setting_drawn_over_the_still_parts_matches_a_fresh_drawing():
+    """The colour bars and fixed axes are drawn once; nothing of the last setting stays."""
+    picture = PEFigure()
+    picture.update(d_model=16, position=5, dims=(0, 3, 4, 8), offset=2, max_len=200)
+    picture.png()
+    picture.update(d_model=128, position=5, dims=(0, 8), offset=2, max_len=30)
+    drawn = picture.png()
+    fresh = PEFigure()
+    fresh.update(d_model=128, position=5, dims=(0, 8), offset=2, max_len=30)
+    assert np.array_equal(pixels(drawn), pixels(fresh.png()))
+
+
+def test_tick_labels_follow_d_model_and_the_number_of_positions():
+    picture = PEFigure()  # tick labels are glyph outlines, one collection per axis
+    picture.update(d_model=16, max_len=200, position=3, dims=(0, 8))
+    picture.update(d_model=512, max_len=30, position=3, dims=(0, 8))
+    labels = {key: collection.labels for key, collection in picture.ticks.items()}
+    for dimensions in (labels["table", "x"], labels["rotation", "x"]):
+        assert dimensions == ["0", "200", "400"]
+    for key in (("table", "y"), ("waves", "x"), ("similarity", "x"), ("similarity", "y")):
+        assert labels[key] == ["0", "10", "20"]  # positions
+    assert labels["waves", "y"] == labels["rotation", "y"] == ["−1", "0", "1"]  # fixed
+
+
 def test_too_many_dimensions_are_cut_to_six_and_repeats_dropped():
     view = PEFigure().update(d_model=64, dims=(0, 0, 1, 2, 3, 4, 5, 6, 7), max_len=20)
     assert view.dims == (0, 1, 2, 3, 4, 5)

@@ -29,9 +29,15 @@ def test_it_translates_held_out_sentences(pretrained):
     assert pretrained.src_vocab == corpus.src_vocab and pretrained.tgt_vocab == corpus.tgt_vocab
 
 
-def test_it_is_the_tiny_preset_in_eval_mode(pretrained):
+def test_it_is_the_tiny_preset_with_one_layer_per_stack_in_eval_mode(pretrained):
     c = pretrained.model.config
-    assert (c.d_model, c.n_heads, c.n_encoder_layers, c.d_ff) == (64, 4, 2, 256)
+    assert (c.d_model, c.n_heads, c.n_encoder_layers, c.n_decoder_layers, c.d_ff) == (
+        64,
+        4,
+        1,
+        1,
+        256,
+    )
     assert not pretrained.model.training
 
 

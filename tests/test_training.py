@@ -150,3 +150,48 @@ def test_train_says_which_metric_evaluate_must_return():
             eval_every=1,
             progress=False,
         )
+
+
+def test_train_ends_with_the_mean_of_the_last_checkpoints():
+    # The same run twice: once recording the weights after every step, once averaging the
+    # weights after steps 6 and 9 (2 checkpoints, 3 steps apart, up to the last step).
+    seen = []
+
+    def record(module, args, output):
+        if module.training:  # one forward per step; it sees the weights of the previous step
+            seen.append({k: v.clone() for k, v in module.state_dict().items()})
+
+    runs = []
+    for average in (0, 2):
+        torch.manual_seed(0)
+        model = _copy_model()
+        handle = model.register_forward_hook(record) if not average else None
+        batches = infinite_batches(copy_task(200, seq_len=4), 16)
+        train(model, batches, steps=9, average=average, average_every=3, progress=False)
+        if handle:
+            handle.remove()
+        runs.append(model.state_dict())
+    after = seen[1:] + [runs[0]]  # after[i]: the weights after step i + 1
+    for name, value in runs[1].items():
+        torch.testing.assert_close(value, (after[5][name] + after[8][name]) / 2)
+    assert not torch.equal(runs[1]["output_projection.weight"], runs[0]["output_projection.weight"])
+
+
+@pytest.mark.parametrize(
+    "kwargs, error, message",
+    [
+        ({"average": -1}, ValueError, "average must be >= 0"),
+        ({"average": 2.0}, TypeError, "average must be an int"),
+        ({"average": 2, "average_every": 0}, ValueError, "average_every must be a positive int"),
+        ({"average": 3, "average_every": 2}, ValueError, r"need more than 4 steps; got steps=3"),
+        (
+            {"average": 2, "average_every": 1, "evaluate": lambda m: {"exact_match": 1}},
+            ValueError,
+            "one of",
+        ),
+    ],
+)
+def test_train_rejects_bad_averaging(kwargs, error, message):
+    batches = infinite_batches(copy_task(20, seq_len=4), 4)
+    with pytest.raises(error, match=message):
+        train(_copy_model(), batches, steps=3, progress=False, **kwargs)

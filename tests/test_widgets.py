@@ -54,7 +54,13 @@ def cell_labels(ax) -> list[str] | None:
     return cells[0].labels if cells else None
 
 
-def text(fig, gid: str) -> str:
+def tick_labels(fig) -> tuple[list[str], list[str]]:
+    """The tokens along the x and the y axis (glyph outlines, not Text tick labels)."""
+    labels = {c.get_gid(): getattr(c, "labels", None) for c in fig.axes[0].collections}
+    return labels["key labels"], labels["query labels"]
+
+
+def text(fig: Figure, gid: str) -> str:
     return next(t.get_text() for t in fig.texts if t.get_gid() == gid)
 
 
@@ -199,6 +205,11 @@ def test_render_attention_titles_name_the_head_and_the_formula(examples):
     weights, _ = attention_weights(examples[WORKED], scale=False)
     assert f"largest weight per query: {peak(weights):.2f}" in text(fig, "summary")
     assert fig.axes[1].get_ylabel() == "attention weight"  # the colour bar
+    assert tick_labels(fig) == (["the", "cat", "sat"], ["the", "cat", "sat"])
+    assert (fig.axes[0].get_xlabel(), fig.axes[0].get_ylabel()) == (
+        "key (attended to)",
+        "query (attending)",
+    )
 
 
 def test_refresh_in_place_draws_what_a_new_figure_draws(examples):
@@ -212,6 +223,19 @@ def test_refresh_in_place_draws_what_a_new_figure_draws(examples):
     for gid in ("title", "formula", "summary"):
         assert text(fig, gid) == text(fresh, gid)
     assert cell_labels(fig.axes[0]) == cell_labels(fresh.axes[0])
+    assert figure_png(fig) == figure_png(fresh)
+
+
+def test_refresh_lays_the_figure_out_again_for_another_example(examples):
+    fig = render_attention(examples[SENTENCE], head=1, causal=True)
+    refresh_attention(fig, examples[TRANSLATION], temperature=2.0)
+    fresh = render_attention(examples[TRANSLATION], temperature=2.0)
+    assert tuple(fig.get_size_inches()) == tuple(fresh.get_size_inches())
+    assert heatmap(fig).get_array().shape == (6, 5)
+    assert tick_labels(fig) == (
+        list(examples[TRANSLATION].key_tokens),
+        ["je", "ne", "mange", "pas", "de", "pommes"],
+    )
     assert figure_png(fig) == figure_png(fresh)
 
 
@@ -265,17 +289,46 @@ def test_head_selector_changes_the_map_and_the_title(explorer, examples):
     np.testing.assert_allclose(second, attention_weights(examples[SENTENCE], head=1)[0])
 
 
-def test_going_back_to_a_head_reuses_its_figure_with_the_current_settings(explorer, examples):
+def test_going_back_to_a_head_shows_it_with_the_current_settings(explorer, examples):
     explorer.example_select.value = SENTENCE
-    first = explorer.figure
     explorer.head_select.value = 1
     explorer.temperature.value = 0.5
-    assert explorer.figure is not first
     explorer.head_select.value = 0
-    assert explorer.figure is first
     expected, _ = attention_weights(examples[SENTENCE], head=0, temperature=0.5)
-    np.testing.assert_allclose(np.ma.getdata(heatmap(first).get_array()), expected)
-    assert "τ = 0.50" in text(first, "formula")
+    np.testing.assert_allclose(np.ma.getdata(heatmap(explorer.figure).get_array()), expected)
+    assert "τ = 0.50" in text(explorer.figure, "formula")
+
+
+@pytest.mark.parametrize(
+    "example, head, causal, temperature",
+    [(SENTENCE, 1, True, 0.5), (TRANSLATION, 0, False, 2.0), (SENTENCE, 0, False, 0.5)],
+)
+def test_one_figure_redrawn_for_every_setting_shows_what_a_new_figure_shows(
+    explorer, examples, example, head, causal, temperature
+):
+    figure = explorer.figure
+    explorer.example_select.value = SENTENCE  # laid out and drawn once before
+    explorer.head_select.value, explorer.causal.value = 1 - head, not causal
+    explorer.example_select.value = WORKED
+    explorer.example_select.value = example
+    explorer.head_select.value, explorer.causal.value = head, causal
+    explorer.temperature.value = temperature
+    assert explorer.figure is figure
+    shown = base64.b64decode(explorer.output.outputs[0]["data"]["image/png"])
+    new = render_attention(examples[example], head, temperature, causal)
+    assert shown == figure_png(new)  # the same pixels: no head, mask or example left over
+
+
+def test_the_same_tokens_under_a_longer_title_get_a_wider_figure(tmp_path):
+    q, k = torch.randn(2, 3, 4), torch.randn(2, 3, 4)
+    short = AttentionExample.from_qk("short", "a b c", q, k)
+    long = AttentionExample.from_qk("the same three tokens under a much longer name", "a b c", q, k)
+    explorer = AttentionExplorer([short, long], save_dir=tmp_path)
+    width = explorer.figure.get_size_inches()[0]
+    explorer.example_select.value = 1
+    assert explorer.figure.get_size_inches()[0] > width
+    shown = base64.b64decode(explorer.output.outputs[0]["data"]["image/png"])
+    assert shown == figure_png(render_attention(long))
 
 
 def test_causal_checkbox_zeros_and_marks_the_upper_triangle(explorer):
@@ -287,8 +340,11 @@ def test_causal_checkbox_zeros_and_marks_the_upper_triangle(explorer):
     assert np.array_equal(np.ma.getmaskarray(heatmap(explorer.figure).get_array()), future.numpy())
     assert cell_labels(explorer.figure.axes[0]).count("×") == 55
     assert text(explorer.figure, "formula").endswith("causal mask on")
+    (hatch,) = [p for p in explorer.figure.axes[0].patches if p.get_gid() == "masked cells"]
+    assert hatch.get_visible() and len(hatch.get_path().vertices) == 5 * 55  # a square each
     explorer.causal.value = False
     assert explorer.hidden is None and (explorer.weights[future] > 0).all()
+    assert not hatch.get_visible()
 
 
 def test_temperature_slider_sharpens_and_flattens(explorer):
@@ -516,3 +572,61 @@ def test_explorers_keep_the_class_names_the_browser_tests_use():
         assert name in widget._dom_classes, name
         for picture in output:
             assert "course-picture" in picture._dom_classes, name
+
+
+# Tick labels drawn as glyph outlines (one collection) stand where matplotlib puts Text ones.
+
+
+def _ink_box(fig, region) -> np.ndarray:
+    """(left, top, right, bottom) in pixels of what is drawn dark in ``region`` (rows, cols)."""
+    fig.canvas.draw()
+    dark = (np.asarray(fig.canvas.buffer_rgba())[region][..., :3] < 128).any(axis=-1)
+    rows, cols = np.flatnonzero(dark.any(axis=1)), np.flatnonzero(dark.any(axis=0))
+    return np.array([cols[0], rows[0], cols[-1], rows[-1]])
+
+
+@pytest.mark.parametrize(
+    "which, tokens, text_style, placement",
+    [
+        ("x", ["0", "50", "100"], {}, {"va": "top"}),
+        ("y", ["0.5", "10", "250"], {}, {"ha": "right", "va": "center_baseline"}),
+        (
+            "x",
+            ["the", "animal", "because"],
+            {"rotation": 45, "ha": "right", "rotation_mode": "anchor"},
+            {"ha": "right", "va": "top", "rotation": 45},
+        ),
+    ],
+)
+def test_outlined_labels_stand_where_matplotlib_puts_text_tick_labels(
+    which, tokens, text_style, placement
+):
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    from course_lib.widgets._display import set_texts, text_collection
+
+    def figure(outlined: bool):
+        fig = Figure(figsize=(3, 3), dpi=100)
+        FigureCanvasAgg(fig)
+        ax = fig.add_axes((0.35, 0.35, 0.6, 0.6))
+        ax.set(xlim=(-0.5, 2.5), ylim=(-0.5, 2.5))
+        set_ticks = ax.set_xticks if which == "x" else ax.set_yticks
+        set_ticks(range(3), tokens, **text_style)
+        own, other = ("labelbottom", "labelleft") if which == "x" else ("labelleft", "labelbottom")
+        ax.tick_params(length=0, **{own: not outlined, other: False})
+        if outlined:
+            transform = ax.get_xaxis_transform() if which == "x" else ax.get_yaxis_transform()
+            at = [(i, 0) if which == "x" else (0, i) for i in range(3)]
+            labels = text_collection(ax, at, gid="labels", offset_transform=transform)
+            labels.set_clip_on(False)
+            pad = 3.5  # matplotlib's tick label pad, in points
+            shift = (0.0, -pad) if which == "x" else (-pad, 0.0)
+            set_texts(labels, tokens, "black", [10.0] * 3, shift=shift, **placement)
+        return fig
+
+    # below the axes for x labels, left of them for y labels
+    region = (
+        np.s_[198:, :] if which == "x" else np.s_[:, :102]
+    )  # the axes: rows 15..195, cols 105..
+    text, outline = _ink_box(figure(False), region), _ink_box(figure(True), region)
+    assert np.abs(text - outline).max() <= 2, f"Text labels at {text}, outlines at {outline}"

@@ -11,7 +11,7 @@ import pytest
 import torch
 from matplotlib.figure import Figure
 
-from course_lib.widgets import sequence_cost
+from course_lib.widgets import figure_png, sequence_cost
 from course_lib.widgets.sequence_cost import (
     KINDS,
     LENGTHS,
@@ -20,6 +20,7 @@ from course_lib.widgets.sequence_cost import (
     layer_costs,
     measure_forward,
     path_lengths,
+    refresh_sequence_cost,
     render_sequence_cost,
 )
 
@@ -98,6 +99,44 @@ def test_render_plots_the_timings_in_ms_up_to_n_and_the_counts_at_n():
     assert [t.get_text() for t in right.texts] == ["128", "1", "127", "1"]
 
 
+def tick_labels(ax, which: str) -> list[str]:
+    """The tick labels of an axis, drawn as glyph outlines (one collection per axis)."""
+    return next(c.labels for c in ax.collections if c.get_gid() == f"{which} tick labels")
+
+
+def test_the_tick_labels_are_the_grid_lengths_and_powers_of_ten():
+    left, right = render_sequence_cost(128, 64, fake_timings(64)).axes
+    assert tick_labels(left, "x") == ["16", "32", "64", "128"]
+    assert tick_labels(right, "x") == ["sequential steps", "longest path (hops)"]
+    assert tick_labels(right, "y")[:2] == ["$\\mathdefault{10^{0}}$", "$\\mathdefault{10^{1}}$"]
+    assert all(float(label) > 0 for label in tick_labels(left, "y"))  # milliseconds
+
+
+def test_refresh_in_place_draws_what_a_new_figure_draws():
+    timings = fake_timings(64) | fake_timings(128)
+    fig = render_sequence_cost(1024, 64, timings)
+    refresh_sequence_cost(fig, 32, 128, timings)
+    assert figure_png(fig) == figure_png(render_sequence_cost(32, 128, timings))
+    assert tick_labels(fig.axes[0], "x") == ["16", "32"]
+
+
+def test_every_setting_fits_the_canvas_so_a_redraw_draws_once(monkeypatch):
+    """figure_png falls back to savefig (three draws) when ink nears the canvas edge."""
+
+    def savefig(*args, **kwargs):
+        raise AssertionError("the picture reached the canvas edge")
+
+    monkeypatch.setattr(Figure, "savefig", savefig)
+    # 0.02 ms (a fast LSTM at n = 16) to 1 s (slow attention at n = 1024): the widest labels
+    scale = {"lstm": 0.125, "attention": 25}
+    wide = {key: seconds * scale[key[0]] for key, seconds in fake_timings(32).items()}
+    fig = render_sequence_cost(16, 32, fake_timings(32))
+    for timings in (fake_timings(32), wide):
+        for n in LENGTHS:
+            refresh_sequence_cost(fig, n, 32, timings)
+            figure_png(fig)
+
+
 def test_cost_crossover_plot_marks_n_equal_d():
     ax = Figure().add_subplot()
     draw_cost_crossover(ax, d=64, n_max=256)
@@ -133,6 +172,16 @@ def test_the_explorer_measures_each_point_once_and_redraws_on_every_change(explo
     assert list(explorer.figure.axes[0].get_lines()[0].get_xdata()) == [16, 32]
     explorer.d_select.value = 64
     assert ("lstm", 32, 64) in explorer.calls and len(explorer.calls) == 2 * 5 + 2 * 2
+
+
+def test_the_explorer_redraws_one_figure_and_shows_what_a_new_one_shows(explorer):
+    figure = explorer.figure
+    explorer.n_select.value = 512
+    explorer.d_select.value = 64
+    explorer.n_select.value = 128
+    assert explorer.figure is figure
+    shown = base64.b64decode(explorer.output.outputs[0]["data"]["image/png"])
+    assert shown == figure_png(render_sequence_cost(128, 64, explorer.timings))
 
 
 def test_the_explorer_shows_a_png_and_says_which_layer_won(explorer):

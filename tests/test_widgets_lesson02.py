@@ -189,6 +189,16 @@ def test_moving_a_slider_redraws_the_same_figure_with_new_numbers(explorer):
     assert "disagree" in explorer.text and "cos θ = -1.000" in explorer.text
 
 
+def test_the_picture_shown_is_what_a_new_figure_draws(explorer):
+    """The explorer draws the axes once and the moving parts over them: nothing goes missing."""
+    from course_lib.widgets import figure_png
+
+    for angle, length in ((140, 0.4), (-60, 1.9), (33, 1.08)):
+        explorer.angle_b.value, explorer.length_a.value = angle, length
+        shown = base64.b64decode(explorer.output.outputs[0]["data"]["image/png"])
+        assert shown == figure_png(render_vectors(explorer.pair, ("cat", "dog")))
+
+
 def test_the_readout_escapes_html():
     explorer = VectorExplorer(names=("<q>", "k"))
     assert "&lt;q&gt;" in explorer.readout_label.value and "<q>·k" in explorer.text

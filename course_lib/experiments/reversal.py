@@ -1,7 +1,7 @@
 """Lab L1.A, reduced: an LSTM seq2seq with and without Bahdanau attention reverses sequences.
 
 Both models start from the same seed and train with the same recipe (reduced to run live:
-length 12, 2,000 training sequences, 8 epochs). Without attention the whole source must pass
+length 12, 2,000 training sequences, 6 epochs). Without attention the whole source must pass
 through one fixed-size state; with it, each output step looks back at the source. Measured on
 500 test sequences: token and sequence accuracy, and where the attention model looks while it
 copies (the symbol being copied, or the one just after it).
@@ -12,7 +12,7 @@ import torch
 from ..baselines import Seq2Seq, evaluate_seq2seq, reversal_data, train_seq2seq
 from . import Bound, Experiment
 
-LENGTH, N_TRAIN, N_TEST, EPOCHS = 12, 2_000, 500, 8
+LENGTH, N_TRAIN, N_TEST, EPOCHS = 12, 2_000, 500, 6
 
 
 def test_data(seed: int = 0):

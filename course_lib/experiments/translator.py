@@ -131,9 +131,9 @@ EXPERIMENT = Experiment(
         Bound(
             "exact_match",
             ">",
-            0.97,
-            0.005,
-            "over 97% of the 1,000 held-out sentences are translated exactly",
+            0.99,
+            0.003,
+            "over 99% of the 1,000 held-out sentences are translated exactly",
         ),
         Bound("bleu", ">", 90.0, 2.0, "BLEU over 90"),
         Bound("greedy_first_100", ">", 0.9, 0.04, "greedy: over 90% of the first 100 exactly"),

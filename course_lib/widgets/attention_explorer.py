@@ -6,14 +6,13 @@ static HTML exports. ipywidgets is imported only when an explorer is built.
 """
 
 import re
-from collections import OrderedDict
 from pathlib import Path
 
-from ._display import figure_png, png_output, save_png
+from ._display import Backdrops, collect_garbage_now, png_output, save_png
 from .attention_data import AttentionExample
-from .attention_map import refresh_attention, render_attention
+from .attention_map import moving_parts, refresh_attention, render_attention
 
-KEEP_FIGURES = 8  # figures kept for reuse; each holds a ~2 MB pixel buffer
+KEEP_LAYOUTS = 8  # examples whose still parts are kept drawn; ~2 MB of pixels each
 
 
 class AttentionExplorer:
@@ -24,7 +23,8 @@ class AttentionExplorer:
         save_dir: where "Save PNG" writes ``attention-<example>-head<h>.png``.
 
     Attributes:
-        figure: the figure drawn last; ``weights`` ``(T_q, T_k)`` and ``hidden`` its numbers.
+        figure: the one figure, redrawn for every setting; ``weights`` ``(T_q, T_k)`` and
+            ``hidden`` the numbers it shows.
         example_select, head_select, temperature, scale, causal, save_button, status, output:
             the widgets (setting a control's ``.value`` redraws at once).
     """
@@ -42,8 +42,7 @@ class AttentionExplorer:
                 )
         self.examples, self.save_dir = examples, Path(save_dir)
         self._example, self._syncing, self._png = None, False, b""
-        self._figures = OrderedDict()  # (example, head, causal) -> Figure
-        self.figure = self.weights = self.hidden = None
+        self.figure = self.weights = self.hidden = self._backdrops = None
 
         label = {"description_width": "95px"}
         self.example_select = w.Dropdown(
@@ -93,6 +92,7 @@ class AttentionExplorer:
         self.output.add_class("course-picture")
         self.save_button.on_click(self.save)
         self.update()
+        collect_garbage_now()
 
     def update(self, change=None):
         """Redraw from the controls' current values; every control calls this when it changes."""
@@ -107,17 +107,17 @@ class AttentionExplorer:
             causal=self.causal.value,
             scale=self.scale.value,
         )
-        # The example, head and mask fix a figure's layout; a figure already made for them is
-        # redrawn in place (about twice as fast), so toggling back and forth stays quick.
-        frame = (self.example_select.value, settings["head"], settings["causal"])
-        if frame not in self._figures:
-            self._figures[frame] = render_attention(example, **settings)
-            if len(self._figures) > KEEP_FIGURES:
-                self._figures.popitem(last=False)  # the least recently shown
-        self._figures.move_to_end(frame)
-        self.figure = self._figures[frame]
+        # One figure for every setting: the example fixes its layout, the rest is redrawn in
+        # place. The still parts of each example's layout (tokens, axis labels, colour bar)
+        # are drawn once and kept as pixels, so a redraw draws only the map and the texts,
+        # and no figure is built or thrown away (which would also make work for Python's
+        # garbage collector).
+        if self.figure is None:
+            self.figure = render_attention(example, **settings)
+            self._backdrops = Backdrops(self.figure, keep=KEEP_LAYOUTS)
         self.weights, self.hidden = refresh_attention(self.figure, example, **settings)
-        self._png = figure_png(self.figure)
+        layout = self.example_select.value
+        self._png = self._backdrops.png(moving_parts(self.figure), layout)
         text = f"<attention map: {example.name}, head {settings['head'] + 1}>"
         self.output.outputs = (png_output(self._png, text),)
         self.status.value = ""  # a "saved" note would now be about another picture

@@ -7,22 +7,28 @@ Masks follow the course convention (``True`` = may attend); the pictures mark th
 set: ``masked`` is ``True`` where a cell is hidden (``~mask``).
 
 The explorer redraws on every slider step, so drawing is kept cheap: ``pcolormesh`` (no image
-resampling), the cell numbers as one collection of glyph outlines, the masked cells as one
-hatched path, and a layout fixed in inches instead of a layout engine.
+resampling), the cell numbers and the explorer's tokens as collections of glyph outlines, the
+masked cells as one hatched path, and a layout fixed in inches instead of a layout engine.
 """
 
 import matplotlib
 import numpy as np
 import torch
+from matplotlib import rcParams
+from matplotlib.cm import ScalarMappable
+from matplotlib.colors import Normalize
 from matplotlib.figure import Figure
+from matplotlib.font_manager import FontProperties
 from matplotlib.patches import PathPatch
 from matplotlib.path import Path
+from matplotlib.textpath import TextPath
 from matplotlib.transforms import Affine2D
 
-from ._display import PNG_DPI, set_texts, text_collection
+from ._display import PNG_DPI, ink_extents, place_axis_label, set_texts, text_collection
 from .attention_data import _tokens, attention_weights
 
 ANNOTATE_MAX_CELLS = 144  # up to 12 x 12 the numbers stay legible in the cells
+TITLE_SIZE = 12  # points
 _CMAP = matplotlib.colormaps["cividis"].with_extremes(bad="#e0e0e0")  # colour-blind safe
 
 
@@ -76,17 +82,25 @@ def draw_attention(
     if title is not None:
         ax.set_title(title)
     if hidden.any():  # hatched and crossed out, not told apart by colour alone
-        squares = [
-            Path.unit_rectangle().transformed(Affine2D().translate(j - 0.5, i - 0.5))
-            for i, j in np.argwhere(hidden)
-        ]
-        path = Path.make_compound_path(*squares)
-        ax.add_patch(PathPatch(path, fill=False, hatch="///", lw=0, ec="#707070"))
+        ax.add_patch(_hatch(_squares(hidden)))
     if annotate if annotate is not None else T_q * T_k <= ANNOTATE_MAX_CELLS:
         cells = text_collection(ax, [(j, i) for i, j in np.ndindex(w.shape)], gid="cell labels")
         cells.font_size = 9 if max(T_q, T_k) <= 8 else 7
         _set_cell_labels(cells, w, hidden)
     return mesh
+
+
+def _squares(hidden) -> Path:
+    """One path of the unit squares around the hidden cells (row i, column j at (j, i))."""
+    squares = [
+        Path.unit_rectangle().transformed(Affine2D().translate(j - 0.5, i - 0.5))
+        for i, j in np.argwhere(hidden)
+    ]
+    return Path.make_compound_path(*squares) if squares else Path(np.zeros((0, 2)))
+
+
+def _hatch(path) -> PathPatch:
+    return PathPatch(path, fill=False, hatch="///", lw=0, ec="#707070", gid="masked cells")
 
 
 def _set_cell_labels(cells, w, hidden):
@@ -102,31 +116,142 @@ def render_attention(example, head=0, temperature=1.0, causal=False, scale=True)
 
     Arguments as :func:`attention_weights`. Below the map: the mean over queries of each
     row's largest weight (1 = every query looks at one key), next to its value for uniform rows.
+    The figure can be redrawn for any other setting, example included, by
+    :func:`refresh_attention`; the tokens along the axes are the collections with gid
+    "key labels" and "query labels" (``labels`` lists them), drawn like the cell numbers.
     """
-    weights, hidden = attention_weights(example, head, temperature, causal, scale)
+    fig = Figure(dpi=PNG_DPI)
+    ax = fig.add_axes((0, 0, 1, 1), gid="map")  # placed by _lay_out, for each example
+    bar = fig.add_axes((0, 0, 1, 1), gid="colour bar")
+    colours = ScalarMappable(Normalize(0.0, 1.0), _CMAP)  # the bar outlives each map's mesh
+    fig.colorbar(colours, cax=bar, label="attention weight", ticks=[0, 0.5, 1])
+    ax.set(xticks=[], yticks=[], xlabel="key (attended to)", ylabel="query (attending)")
+    # Explicit zorders: the mesh is replaced for each example and must stay at the bottom.
+    ax.add_patch(_hatch(Path(np.zeros((0, 2))))).set_zorder(1.1)
+    text_collection(ax, np.zeros((0, 2)), gid="cell labels").set_zorder(1.2)
+    # The tokens, where tick labels would be: data along the axis, axes coordinates across.
+    for gid, which in (("key labels", "x"), ("query labels", "y")):
+        transform = getattr(ax, f"get_{which}axis_transform")()
+        tokens = text_collection(ax, np.zeros((0, 2)), gid=gid, offset_transform=transform)
+        tokens.set_clip_on(False)
+        tokens.axis_name = which  # for place_axis_label
+    fig.text(0.5, 1, "", ha="center", va="top", fontsize=TITLE_SIZE, gid="title")
+    fig.text(0.5, 1, "", ha="center", fontsize=9, gid="formula")
+    fig.text(0.5, 0, "", ha="center", va="bottom", fontsize=9, gid="summary")
+    refresh_attention(fig, example, head, temperature, causal, scale)
+    return fig
+
+
+def _parts(fig) -> dict:
+    """The artists of a :func:`render_attention` figure by gid (the mesh is "weights")."""
+    ax = fig.axes[0]
+    parts = {artist.get_gid(): artist for artist in (*ax.collections, *ax.patches, *fig.texts)}
+    return parts | {"ax": ax}
+
+
+def moving_parts(fig) -> list:
+    """What :func:`refresh_attention` changes without a new layout, in drawing order: the
+    map, its hatching and numbers, the frame drawn over them, and the three texts."""
+    parts = _parts(fig)
+    return [
+        *(parts[gid] for gid in ("weights", "masked cells", "cell labels")),
+        *parts["ax"].spines.values(),
+        *(parts[gid] for gid in ("title", "formula", "summary")),
+    ]
+
+
+def _lay_out(fig, example) -> None:
+    """Size the figure and place its parts for ``example``'s tokens; the numbers come later."""
+    parts = _parts(fig)
+    ax, bar = fig.axes
+    _, T_q, T_k = example.scores.shape
+    (width, height), (left, bottom, map_w, map_h), cell = _geometry(example)
+    fig.set_size_inches(width, height)
+    ax.set_position((left / width, bottom / height, map_w / width, map_h / height))
+    bar.set_position(((left + map_w + 0.15) / width, bottom / height, 0.15 / width, map_h / height))
+    _new_mesh(ax, parts, T_q, T_k).laid_out_for = _layout_key(example)
+    _label_axes(ax, parts, example, cell)
+    _place_cell_labels(parts["cell labels"], T_q, T_k)
+    x = (left + map_w / 2) / width
+    parts["title"].set_position((x, 1 - 0.15 / height))
+    parts["formula"].set_position((x, (bottom + map_h + 0.1) / height))
+    parts["summary"].set_position((x, 0.15 / height))
+
+
+def _layout_key(example) -> tuple:
+    """What the layout depends on: the tokens, and the name and head count in the title."""
+    return example.name, example.n_heads, example.query_tokens, example.key_tokens
+
+
+def _new_mesh(ax, parts, T_q, T_k):
+    """A heatmap of T_q x T_k cells in place of the last one (a mesh keeps its shape)."""
+    if "weights" in parts:
+        parts["weights"].remove()
+    edges_k, edges_q = np.arange(T_k + 1) - 0.5, np.arange(T_q + 1) - 0.5
+    mesh = ax.pcolormesh(
+        edges_k, edges_q, np.zeros((T_q, T_k)), cmap=_CMAP, vmin=0, vmax=1, gid="weights"
+    )
+    mesh.set_zorder(1)
+    ax.set(xlim=(-0.5, T_k - 0.5), ylim=(T_q - 0.5, -0.5), aspect="equal")  # row 0 on top
+    return mesh
+
+
+def _place_cell_labels(cells, T_q, T_k) -> None:
+    """One label per cell, row by row, up to ANNOTATE_MAX_CELLS cells; none beyond."""
+    cells.set_offsets([(j, i) for i, j in np.ndindex(T_q, T_k)])
+    cells.font_size = 9 if max(T_q, T_k) <= 8 else 7
+    cells.set_visible(T_q * T_k <= ANNOTATE_MAX_CELLS)
+    if not cells.get_visible():
+        set_texts(cells, [], [], [])
+
+
+def _geometry(example):
+    """``(width, height)`` of the figure, ``(left, bottom, width, height)`` of the map, all in
+    inches, and the side of a cell.
+
+    A layout fixed in inches, from the longest tokens (~0.08 in a character): a layout
+    engine would measure every label again on every redraw. The figure is wide enough for
+    the title, centred over the map: if anything came within 0.1 in of the canvas edge,
+    figure_png would have to let savefig draw it three times.
+    """
     H, T_q, T_k = example.scores.shape
-    # A fixed layout in inches, from the longest tokens (~0.08 in a character): a layout
-    # engine would measure every label again on every redraw.
     cell = min(0.6, 5.0 / max(T_q, T_k))
     left = 0.5 + 0.08 * max(map(len, example.query_tokens))  # y label and tick labels
     bottom = 0.9 + 0.06 * max(map(len, example.key_tokens))  # x tick labels, label, summary
     map_w, map_h = T_k * cell, T_q * cell
-    width, height = max(left + map_w + 1.2, 5.2), bottom + map_h + 0.8
+    x0, _, x1, _ = ink_extents(TextPath((0, 0), _title(example, H - 1), size=TITLE_SIZE))
+    title = (x1 - x0) / 72 + 0.5  # inches, with a margin on either side
+    offset = abs(left - 1.2)  # how far the map's centre is from the figure's
+    width, height = max(left + map_w + 1.2, 5.2, title + offset), bottom + map_h + 0.8
     left = (width - map_w) / 2 + (left - 1.2) / 2  # centred when the texts set the width
-    fig = Figure(figsize=(width, height), dpi=PNG_DPI)
-    ax = fig.add_axes((left / width, bottom / height, map_w / width, map_h / height))
-    bar = ((left + map_w + 0.15) / width, bottom / height, 0.15 / width, map_h / height)
-    mesh = draw_attention(ax, weights, example.query_tokens, example.key_tokens, masked=hidden)
-    if cell < 0.2:  # long sequences: smaller tick labels
-        ax.tick_params(labelsize=max(3.0, 50 * cell))
-    fig.colorbar(mesh, cax=fig.add_axes(bar), label="attention weight", ticks=[0, 0.5, 1])
-    x = (left + map_w / 2) / width
-    title = example.name + (f" — head {head + 1} of {H}" if H > 1 else "")
-    fig.text(x, 1 - 0.15 / height, title, ha="center", va="top", fontsize=12, gid="title")
-    fig.text(x, (bottom + map_h + 0.1) / height, "", ha="center", fontsize=9, gid="formula")
-    fig.text(x, 0.15 / height, "", ha="center", va="bottom", fontsize=9, gid="summary")
-    _describe(fig, example, weights, hidden, temperature, causal, scale)
-    return fig
+    return (width, height), (left, bottom, map_w, map_h), cell
+
+
+def _title(example, head: int) -> str:
+    return example.name + (
+        f" — head {head + 1} of {example.n_heads}" if example.n_heads > 1 else ""
+    )
+
+
+def _label_axes(ax, parts, example, cell) -> None:
+    """The tokens where matplotlib would put tick labels, and the axis labels beyond them."""
+    size = FontProperties(size=rcParams["xtick.labelsize"]).get_size_in_points()
+    size = max(3.0, 50 * cell) if cell < 0.2 else size  # long sequences: smaller labels
+    pad = rcParams["xtick.major.pad"]  # points between the axes and a tick label
+    keys, queries = parts["key labels"], parts["query labels"]
+    keys.set_offsets([(j, 0) for j in range(len(example.key_tokens))])
+    queries.set_offsets([(0, i) for i in range(len(example.query_tokens))])
+    ink = "black"
+    sizes = [size] * len(example.key_tokens)
+    set_texts(
+        keys, example.key_tokens, ink, sizes, ha="right", va="top", rotation=45, shift=(0, -pad)
+    )
+    sizes = [size] * len(example.query_tokens)
+    set_texts(
+        queries, example.query_tokens, ink, sizes, ha="right", va="center_baseline", shift=(-pad, 0)
+    )
+    for labels in (keys, queries):
+        place_axis_label(labels)
 
 
 def _describe(fig, example, weights, hidden, temperature, causal, scale):
@@ -148,21 +273,26 @@ def _describe(fig, example, weights, hidden, temperature, causal, scale):
 
 
 def refresh_attention(fig, example, head=0, temperature=1.0, causal=False, scale=True):
-    """Redraw a figure of :func:`render_attention` in place for another τ or √d_k setting.
+    """Redraw a figure of :func:`render_attention` in place for another setting.
 
-    About twice as fast as a new figure, since the layout, the labels and the mask stay: the
-    example, head and causal setting must be the ones the figure was rendered with.
+    Any setting: another head, mask, τ or √d_k keeps the layout (several times faster than
+    a new figure); another example lays the figure out again first.
 
     Returns:
         ``(weights, hidden)`` as :func:`attention_weights`.
     """
     weights, hidden = attention_weights(example, head, temperature, causal, scale)
-    ax = fig.axes[0]
+    parts = _parts(fig)
+    if "weights" not in parts or parts["weights"].laid_out_for != _layout_key(example):
+        _lay_out(fig, example)
+        parts = _parts(fig)
     w = weights.numpy()
     mask = np.zeros(w.shape, bool) if hidden is None else hidden.numpy()
-    ax.collections[0].set_array(np.ma.masked_array(w, mask))  # the heatmap
-    for cells in ax.collections[1:]:
-        if cells.get_gid() == "cell labels":
-            _set_cell_labels(cells, w, mask)
+    parts["weights"].set_array(np.ma.masked_array(w, mask))
+    parts["masked cells"].set_path(_squares(mask))
+    parts["masked cells"].set_visible(mask.any())
+    if parts["cell labels"].get_visible():
+        _set_cell_labels(parts["cell labels"], w, mask)
+    parts["title"].set_text(_title(example, head))
     _describe(fig, example, weights, hidden, temperature, causal, scale)
     return weights, hidden

@@ -26,7 +26,7 @@ from PIL import Image as PILImage
 from torch import nn
 
 from ..layers import PositionwiseFeedForward
-from ._display import png_output
+from ._display import collect_garbage_now, png_output
 
 NORMS = ("none", "post", "pre")
 MAX_DEPTH = 48
@@ -202,6 +202,7 @@ class DeepStackExplorer:
         for control in (self.depth, self.residual, self.norm):
             control.observe(self.update, names="value")
         self.update()
+        collect_garbage_now()
 
     def update(self, change=None) -> None:
         """Recompute (or fetch from the cache) and redraw the figure in place."""

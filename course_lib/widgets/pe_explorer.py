@@ -8,7 +8,7 @@ HTML exports. ipywidgets is imported only when an explorer is built.
 import math
 from pathlib import Path
 
-from ._display import png_output, save_png
+from ._display import collect_garbage_now, png_output, save_png
 from .pe_data import format_wavelength, frequencies
 from .pe_figures import MAX_WAVES, PEFigure
 
@@ -107,6 +107,7 @@ class PEExplorer:
         self.output.add_class("course-picture")
         self.save_button.on_click(self.save)
         self.update()
+        collect_garbage_now()
 
     def _d_model_changed(self, change):
         """New dimension options; keep the chosen dimensions that still exist."""

@@ -7,8 +7,10 @@
 4. PE(pos + k) beside R_k · PE(pos), with the largest difference printed.
 
 A :class:`PEFigure` is redrawn in place. Its layout is fixed in inches (a layout engine would
-measure every label again), and moving the position or the offset redraws only what they
-move: the rest is pasted from the last full drawing, which keeps a slider step cheap.
+measure every label again), and it is drawn in three layers, each pasted as pixels when
+nothing in it has changed: what never changes (colour bars, fixed axes and labels), what
+d_model, the number of positions and the waves change, and what the position and the offset
+move. A slider step draws only the last layer; a new d_model draws the last two.
 """
 
 import io
@@ -22,7 +24,7 @@ from matplotlib.ticker import MaxNLocator
 from PIL import Image
 
 from ..positional import sinusoidal_encoding
-from ._display import PNG_DPI
+from ._display import PNG_DPI, outline_tick_labels, place_tick_labels
 from .pe_data import (
     PEView,
     diagonal_spread,
@@ -46,6 +48,9 @@ _STYLES = [
     ("-", "v", "#C85200"),
     ("--", "P", "#898989"),
 ]
+# The tick labels that d_model and the number of positions change (panel, axis).
+_CHANGING_TICKS = (("table", "x"), ("table", "y"), ("waves", "x"), ("similarity", "x"))
+_CHANGING_TICKS += (("similarity", "y"), ("rotation", "x"))
 _W, _H = 9.4, 7.7  # inches
 _PANELS = {  # (left, bottom, width, height) in inches
     "table": (0.75, 4.2, 3.2, 2.45),
@@ -62,7 +67,7 @@ class PEFigure:
         self.figure = fig = Figure(figsize=(_W, _H), dpi=PNG_DPI)
         FigureCanvasAgg(fig)
         self.axes = {name: self._add_axes(name) for name in _PANELS}
-        self._frame, self._background, self._table = None, None, None
+        self._frame, self._background, self._table, self._still = None, None, None, None
         self._drawn = OrderedDict()  # (d_model, max_len, dims) -> pixels without the moving parts
         for name, label in (("table", "PE value"), ("similarity", "PE_i · PE_j / (d_model/2)")):
             ax = self.axes[name]
@@ -77,6 +82,15 @@ class PEFigure:
         waves.set(xlabel="position", ylabel="PE value", ylim=(-1.15, 1.15))
         sim.set(xlabel="position j", ylabel="position i")
         rot.set(xlabel="dimension", ylabel="value", ylim=(-1.65, 1.15), yticks=[-1, 0, 1])
+        # Tick labels as glyph outlines: a Text artist costs about a millisecond to draw, and
+        # the ticks of four panels change with d_model and the number of positions.
+        self.ticks = {
+            (name, which): outline_tick_labels(ax, which)
+            for name, ax in self.axes.items()
+            for which in "xy"
+        }
+        for fixed in (("waves", "y"), ("rotation", "y")):  # the same for every setting
+            place_tick_labels(self.ticks[fixed])
         table.set_title("Encoding table (markers: the waves' dimensions)", pad=9)
         waves.set_title("Waves: low dimensions turn fast", y=1.0)  # the legend goes between
         # What the position and the offset move, redrawn on every step ("moving" artists).
@@ -111,6 +125,25 @@ class PEFigure:
     def moving(self) -> list:
         """The artists the position and the offset change."""
         return [*self.marks, *self.here, *self.rotation, self.axes["rotation"].title]
+
+    def framed(self) -> list:
+        """The artists d_model, max_len and the waves change, in drawing order: each is drawn
+        over the still parts, so the frames (spines) of the panels whose content changes are
+        drawn again over that content, as a full drawing would."""
+        table, waves, sim, rot = self.axes.values()
+        dims = [line for line in table.lines if line.get_gid() == "dim"]
+        curves = [line for line in waves.lines if line.get_gid() == "dim" and line not in self.here]
+        ticks = {key: self.ticks[key] for key in _CHANGING_TICKS}
+        return [
+            *(table.images[0], table.xaxis, table.yaxis, *dims, *table.spines.values()),
+            *(ticks["table", "x"], ticks["table", "y"]),
+            *(waves.xaxis, ticks["waves", "x"], *curves, *waves.spines.values()),
+            *(waves.get_legend(), waves.title),
+            *(sim.images[0], sim.xaxis, sim.yaxis, *sim.spines.values(), sim.title),
+            *(ticks["similarity", "x"], ticks["similarity", "y"]),
+            *(rot.xaxis, ticks["rotation", "x"]),
+            self.title,
+        ]
 
     def update(self, d_model=64, position=10, dims=(0, 8, 20), offset=3, max_len=100) -> PEView:
         """Redraw for new settings; returns the numbers shown.
@@ -193,22 +226,24 @@ class PEFigure:
             columnspacing=1.0,
         )
         rot.set_xlim(-0.5, d_model - 0.5)
+        for key in _CHANGING_TICKS:
+            place_tick_labels(self.ticks[key])
         self.title.set_text(f"Positional encoding, d_model = {d_model}, {max_len} positions")
 
     def png(self) -> bytes:
-        """The picture as PNG bytes. After a change of position or offset only, the still
-        parts come from the last full drawing and only :meth:`moving` is drawn again."""
-        canvas, moving = self.figure.canvas, self.moving()
-        if self._background is None:
-            for artist in moving:
-                artist.set_animated(True)  # a full drawing leaves these out
-            canvas.draw()
+        """The picture as PNG bytes, each layer drawn only when something in it changed."""
+        canvas, framed, moving = self.figure.canvas, self.framed(), self.moving()
+        if self._background is None:  # settings not drawn before: lay the frame on the still parts
+            if self._still is None:
+                self._still = self._draw_without([*framed, *moving])
+            else:
+                canvas.restore_region(self._still)
+            for artist in framed:
+                self.figure.draw_artist(artist)
             self._background = canvas.copy_from_bbox(self.figure.bbox)
             self._drawn[self._frame] = self._background
             if len(self._drawn) > KEEP_FRAMES:
                 self._drawn.popitem(last=False)  # the least recently shown
-            for artist in moving:
-                artist.set_animated(False)
         else:
             canvas.restore_region(self._background)
         for artist in moving:
@@ -218,6 +253,17 @@ class PEFigure:
         buffer = io.BytesIO()
         image.convert("RGB").save(buffer, format="png", compress_level=3)  # opaque: RGB is smaller
         return buffer.getvalue()
+
+    def _draw_without(self, artists):
+        """Draw the whole figure but ``artists``; returns its pixels."""
+        for artist in artists:
+            artist.set_animated(True)  # a full drawing leaves these out
+        try:
+            self.figure.canvas.draw()
+        finally:
+            for artist in artists:
+                artist.set_animated(False)
+        return self.figure.canvas.copy_from_bbox(self.figure.bbox)
 
 
 def render_pe(d_model=64, position=10, dims=(0, 8, 20), offset=3, max_len=100) -> Figure:

@@ -16,7 +16,14 @@ from matplotlib.ticker import FuncFormatter, LogLocator
 from torch import nn
 
 from ..attention import MultiHeadAttention
-from ._display import figure_png, png_output
+from ._display import (
+    collect_garbage_now,
+    figure_png,
+    outline_tick_labels,
+    place_axis_label,
+    place_tick_labels,
+    png_output,
+)
 
 LENGTHS = (16, 32, 64, 128, 256, 512, 1024)  # the grid of sequence lengths; 1024 is the cap
 WIDTHS = (32, 64, 128, 256)  # model widths d; 256 is the cap
@@ -83,38 +90,63 @@ def render_sequence_cost(n: int, d: int, timings: dict) -> Figure:
     """Two panels: the measured times (ms) up to ``n``, and the steps and paths at ``n``.
 
     ``timings`` maps ``(kind, length, d)`` to seconds, as :func:`measure_forward` returns them.
+    :func:`refresh_sequence_cost` redraws the figure in place for another n or d.
     """
     fig = Figure(figsize=(10, 3.8), dpi=100)
-    fig.subplots_adjust(left=0.07, right=0.98, bottom=0.16, top=0.9, wspace=0.25)
+    # Fixed margins, with room for the labels: when ink comes within 0.1 inch of the canvas
+    # edge, figure_png must let savefig find it, and that draws the figure three times.
+    fig.subplots_adjust(left=0.08, right=0.98, bottom=0.16, top=0.9, wspace=0.25)
     left, right = fig.subplots(1, 2, gridspec_kw={"width_ratios": (1.4, 1)})
-    lengths = [length for length in LENGTHS if length <= n]
     for kind, style in zip(KINDS, ("o-", "s--"), strict=True):
-        ms = [1000 * timings[kind, length, d] for length in lengths]
-        left.plot(lengths, ms, style, label=LABELS[kind], gid=kind)
+        left.plot([], [], style, label=LABELS[kind], gid=kind)
     left.set(xscale="log", yscale="log", xlabel="sequence length n (log scale)")
-    left.set(ylabel="forward time (ms, log scale)")
-    left.set_xticks(lengths, [str(length) for length in lengths])
-    left.set_title(f"Measured on this machine: one layer, d = {d}, batch 1", fontsize=10)
+    left.set_ylabel("forward time (ms, log scale)")
     left.legend(fontsize=8)
     left.yaxis.set_major_locator(LogLocator(subs=(1, 2, 5)))  # labelled ticks at 1, 2, 5 x 10^k
     left.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
-    counts = path_lengths(n)
     names = ("sequential steps", "longest path (hops)")
-    rnn = (counts["rnn_steps"], counts["rnn_path"])
-    attention = (counts["attention_steps"], counts["attention_path"])
     positions = range(len(names))
-    right.bar([p - 0.2 for p in positions], rnn, 0.4, label="recurrent", hatch="//")
-    right.bar([p + 0.2 for p in positions], attention, 0.4, label="self-attention")
-    for p, (a, b) in enumerate(zip(rnn, attention, strict=True)):
-        right.text(p - 0.2, a, f"{a:,}", ha="center", va="bottom", fontsize=8)
-        right.text(p + 0.2, b, f"{b:,}", ha="center", va="bottom", fontsize=8)
+    right.bar([p - 0.2 for p in positions], [1, 1], 0.4, label="recurrent", hatch="//")
+    right.bar([p + 0.2 for p in positions], [1, 1], 0.4, label="self-attention")
+    for p in positions:
+        right.text(p - 0.2, 1, "", ha="center", va="bottom", fontsize=8)
+        right.text(p + 0.2, 1, "", ha="center", va="bottom", fontsize=8)
     right.set_xticks(list(positions), names)
-    right.set(yscale="log", ylim=(0.5, 40 * max(rnn)), ylabel="count (log scale)")
-    right.set_title(f"Any machine: n = {n:,} positions", fontsize=10)
+    right.set(yscale="log", ylabel="count (log scale)")
     right.legend(fontsize=8, loc="upper right")
     for ax in (left, right):
         ax.minorticks_off()  # log axes' minor ticks cost most of a redraw
+        for which in "xy":  # glyph outlines: a Text artist costs about a millisecond to draw
+            outline_tick_labels(ax, which)
+    refresh_sequence_cost(fig, n, d, timings)
     return fig
+
+
+def refresh_sequence_cost(fig: Figure, n: int, d: int, timings: dict) -> None:
+    """Redraw a :func:`render_sequence_cost` figure in place for ``n`` and ``d``."""
+    left, right = fig.axes
+    lengths = [length for length in LENGTHS if length <= n]
+    for line in left.get_lines():
+        line.set_data(lengths, [1000 * timings[line.get_gid(), length, d] for length in lengths])
+    left.relim()
+    left.autoscale_view()
+    left.set_xticks(lengths, [str(length) for length in lengths])
+    left.set_title(f"Measured on this machine: one layer, d = {d}, batch 1", fontsize=10)
+    counts = path_lengths(n)
+    rnn = (counts["rnn_steps"], counts["rnn_path"])
+    attention = (counts["attention_steps"], counts["attention_path"])
+    for bar, count in zip(right.patches, (*rnn, *attention), strict=True):
+        bar.set_height(count)  # the bars: both recurrent ones, then both attention ones
+    by_group = [count for pair in zip(rnn, attention, strict=True) for count in pair]
+    for text, count in zip(right.texts, by_group, strict=True):
+        text.set_y(count)  # the numbers: the two bars of each group, group by group
+        text.set_text(f"{count:,}")
+    right.set_ylim(0.5, 40 * max(rnn))
+    right.set_title(f"Any machine: n = {n:,} positions", fontsize=10)
+    for ax in (left, right):
+        for labels in ax.collections:  # the tick labels, one collection per axis
+            place_tick_labels(labels)  # for the new limits
+            place_axis_label(labels)
 
 
 def draw_cost_crossover(ax, d: int = 512, n_max: int = 2048) -> None:
@@ -160,6 +192,7 @@ class SequenceCostExplorer:
             control.observe(self.update, names="value")
         self.widget = w.VBox([self.n_select, self.d_select, self.status, self.output])
         self.update()
+        collect_garbage_now()
 
     def measure(self, n: int, d: int) -> None:
         """Time both layers at every grid length up to ``n`` not measured yet."""
@@ -174,7 +207,10 @@ class SequenceCostExplorer:
         """Measure what is missing, redraw, and say what the numbers mean."""
         n, d = self.n_select.value, self.d_select.value
         self.measure(n, d)
-        self.figure = render_sequence_cost(n, d, self.timings)
+        if self.figure is None:
+            self.figure = render_sequence_cost(n, d, self.timings)
+        else:  # in place: a new figure per redraw would also be garbage for Python to collect
+            refresh_sequence_cost(self.figure, n, d, self.timings)
         lstm, attention = self.timings["lstm", n, d], self.timings["attention", n, d]
         faster = "self-attention" if attention < lstm else "the LSTM"
         ratio = max(lstm, attention) / min(lstm, attention)

@@ -14,7 +14,15 @@ import numpy as np
 from matplotlib.figure import Figure
 from matplotlib.patches import Arc
 
-from ._display import PNG_DPI, figure_png, png_output
+from ._display import (
+    PNG_DPI,
+    Backdrops,
+    collect_garbage_now,
+    outline_tick_labels,
+    place_axis_label,
+    place_tick_labels,
+    png_output,
+)
 
 COLOURS = ("#006BA4", "#C85200")  # blue and dark orange of tableau-colorblind10
 LIMIT = 2.4  # fixed axes: the picture must not jump while a slider moves
@@ -105,6 +113,10 @@ def render_vectors(pair: VectorPair, names=("a", "b")) -> Figure:
     ax = fig.add_axes((0.15, 0.12, 0.78, 0.73))
     ax.set(xlim=(-LIMIT, LIMIT), ylim=(-LIMIT, LIMIT), aspect="equal")
     ax.set(xlabel="first component", ylabel="second component")
+    for which in "xy":  # glyph outlines: a Text artist costs about a millisecond to draw
+        labels = outline_tick_labels(ax, which)
+        place_tick_labels(labels)
+        place_axis_label(labels)
     ax.grid(True, color="#dddddd", lw=0.6)
     ax.axhline(0, color="#999999", lw=0.8)
     ax.axvline(0, color="#999999", lw=0.8)
@@ -121,12 +133,23 @@ def render_vectors(pair: VectorPair, names=("a", "b")) -> Figure:
         ax.text(0, 0, names[i], **label, gid=f"label {i}")
     ax.plot([], [], ":", color="#555555", lw=1.2, gid="drop")
     ax.plot([], [], "-", color=COLOURS[1], lw=5, alpha=0.35, gid="shadow")
-    ax.add_patch(Arc((0, 0), 1.0, 1.0, color="#333333", lw=1.2, gid="arc"))
+    # zorder 2, above the grid (1.5): the explorer draws the arc over the still parts
+    ax.add_patch(Arc((0, 0), 1.0, 1.0, color="#333333", lw=1.2, gid="arc", zorder=2))
     ax.text(0, 0, "θ", fontsize=11, ha="center", va="center", gid="theta")
     fig.text(0.54, 0.965, "", ha="center", va="top", fontsize=11, gid="title")
     fig.text(0.54, 0.905, "", ha="center", va="top", fontsize=9, gid="subtitle")
     refresh_vectors(fig, pair, names)
     return fig
+
+
+# What moves, in the order a full drawing draws it (zorder 2, then 3, then the figure's texts).
+MOVING = ("drop", "shadow", "arc", "arrow 0", "label 0", "arrow 1", "label 1", "theta")
+
+
+def moving_parts(fig: Figure) -> list:
+    """What :func:`refresh_vectors` moves, in drawing order; the axes and grid stay put."""
+    parts = {artist.get_gid(): artist for artist in fig.axes[0].get_children()}
+    return [parts[gid] for gid in MOVING] + list(fig.texts)
 
 
 def refresh_vectors(fig: Figure, pair: VectorPair, names=("a", "b")) -> None:
@@ -229,8 +252,9 @@ class VectorExplorer:
         self.widget.add_class("course-vector-explorer")
         self.angle_b.add_class("course-angle-b")
         self.output.add_class("course-picture")
-        self.figure = None
+        self.figure = self._backdrop = None
         self.update()
+        collect_garbage_now()
 
     def update(self, change=None) -> None:
         """Redraw from the sliders' current values; every slider calls this when it moves."""
@@ -239,10 +263,12 @@ class VectorExplorer:
         )
         if self.figure is None:
             self.figure = render_vectors(self.pair, self.names)
+            self._backdrop = Backdrops(self.figure, keep=1)  # axes, grid and ticks, drawn once
         else:
             refresh_vectors(self.figure, self.pair, self.names)
         self.text = readout(self.pair, self.names)
-        self.output.outputs = (png_output(figure_png(self.figure), self.text),)
+        png = self._backdrop.png(moving_parts(self.figure))
+        self.output.outputs = (png_output(png, self.text),)
         self.readout_label.value = f"<div style='line-height: 1.4'>{html.escape(self.text)}</div>"
 
     def _ipython_display_(self):
