@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 
-.PHONY: lab update restore test test-portable test-sweep e2e site site-solutions lint format solutions lessons checkpoint validate grade bench clean
+.PHONY: lab update restore test test-portable test-sweep test-mutants e2e site site-solutions lint format solutions lessons checkpoint validate grade bench clean
 
 # Notebook tests: the kernel runs in this environment; memory addresses are masked.
 NBVAL := --nbval-current-env --nbval-cell-timeout=300 --nbval-sanitize-with tests/nbval_sanitize.cfg
@@ -40,6 +40,11 @@ test-portable: $(VENV)/.dev  ## solutions/ compared strictly under other CPUs' k
 test-sweep: $(VENV)/.dev     ## every conclusion drawn from training holds over seeds and CPU kernels
 	$(BIN)/python -m pytest tests/sweep -p no:cacheprovider; status=$$?; \
 		cat build/sweep/summary.txt 2>/dev/null; exit $$status
+
+# Wrong variants of every model answer (operands swapped, a scale dropped, the wrong axis...), each
+# run through its exercise's check; fails on a wrong variant a check accepts. Some: ARGS="--lessons 6".
+test-mutants: $(VENV)/.dev   ## how often the checks reject wrong answers and name the mistake: build/mutation/
+	$(BIN)/python -m course_tools.mutation --jobs 2 $(ARGS)
 
 e2e:                       ## widgets in a real JupyterLab, in headless chromium (installs chromium, playwright)
 	bash .ci/browser

@@ -32,6 +32,7 @@ Commands (run from the repository root)::
     python -m course_tools.authoring execute [SOURCE ...]  # build and run solutions/*.ipynb
     python -m course_tools.authoring lessons               # regenerate lessons/
     python -m course_tools.authoring format                # ruff format the sources' code cells
+    python -m course_tools.authoring rules                 # each prompt's "what you may use"
     python -m course_tools.authoring check                 # exit 1 if anything is out of date
 """
 
@@ -46,7 +47,7 @@ import nbformat
 
 from course_lib.lesson_format import ANSWER_PROMPT, COURSE, STUB_COMMENT, fingerprint, is_exercise
 
-from . import sources
+from . import prompts, sources
 
 BEGIN, END = "BEGIN SOLUTION", "END SOLUTION"
 SOLUTION_ONLY = "solution-only"
@@ -253,13 +254,13 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m course_tools.authoring", description=__doc__.split("\n")[0]
     )
-    parser.add_argument("command", choices=["execute", "lessons", "check", "format"])
+    parser.add_argument("command", choices=["execute", "lessons", "check", "format", "rules"])
     parser.add_argument(
         "notebooks",
         nargs="*",
         type=Path,
-        help="solution notebooks (or their .py sources) to execute, regenerate or format "
-        "(default: all of solutions/)",
+        help="solution notebooks (or their .py sources) to execute, regenerate, format or "
+        "write the rules into (default: all of solutions/)",
     )
     parser.add_argument("--solutions", type=Path, default=Path("solutions"))
     parser.add_argument("--lessons", type=Path, default=Path("lessons"))
@@ -276,17 +277,25 @@ def main(argv=None) -> int:
             if sources.format_code(sources.source_of(path)):
                 print(f"formatted {sources.source_of(path)}")
         return 0
+    if args.command == "rules":
+        for path in chosen or every:
+            if prompts.write(sources.source_of(path)):
+                print(f"wrote the rules into the prompts of {sources.source_of(path)}")
+        return 0
     if args.command == "lessons":
         for path in build_lessons(args.solutions, args.lessons, chosen):
             print(f"wrote {path}")
         return 0
     problems = [d for p in sorted(args.solutions.glob("[0-9]*.ipynb")) if (d := sources.drift(p))]
     problems += stale_lessons(args.solutions, args.lessons)
-    for problem in problems:
+    prompt_problems = [d for p in every for d in prompts.drift(sources.source_of(p))]
+    for problem in problems + prompt_problems:
         print(problem)
-    if problems:
+    if prompt_problems:
+        print("Write the rules into the prompts with: python -m course_tools.authoring rules")
+    if problems or prompt_problems:
         print("Rebuild them with: make solutions  (or, for lessons/ only: make lessons)")
-    return 1 if problems else 0
+    return 1 if problems or prompt_problems else 0
 
 
 if __name__ == "__main__":

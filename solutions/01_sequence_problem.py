@@ -14,6 +14,13 @@
 # Before 2017, the best models for translation read a sentence the way we read aloud: one word after another, carrying a running summary from word to word. This lesson shows what that costs, in time and in what the model can remember, and how self-attention removes both costs at a price of its own: a score for every pair of positions. Every count and cost here is computed in the notebook, and every speed is measured on your machine.
 #
 # **How to use this notebook.** Run the cells from top to bottom (Shift+Enter). Cells marked ✏️ are yours: replace the part under `# YOUR CODE HERE`, run the cell, then run the `check(...)` cell under it. A check never crashes; it says ✓ **Passed**, ✗ **Not yet** with what looks wrong, or … **Not done yet**. Stuck? `hint("1.2")` shows one hint each time you run it.
+#
+# **Answers, in every lesson.**
+#
+# - *Values.* A number or a table of numbers you store may be a Python number, a list, a NumPy array or a PyTorch tensor: every check accepts all four and compares the numbers. Write numbers as numbers: `1_048_576`, not the text `"1,048,576"`. A count must be a whole number.
+# - *Functions.* A function you write returns what the course computes with: a number when it computes a count, a fraction, a rate or a loss (as this lesson's functions do), otherwise PyTorch tensors in lessons 1 to 7 and NumPy arrays in the NumPy project of lesson 8. A check tries it on several inputs of its own, not only the lesson's example.
+# - *Multiple choice.* The letter, as text: `"b"`.
+# - *What you may use.* Each ✏️ prompt ends with it. By default anything but `course_lib`'s reference code, which is there to compare with, not to hand in; some exercises also rule out a library function (LayerNorm by hand may not call `F.layer_norm`) or Python loops. The check and the instructor's grader read the same rules, so the check tells you at once, with the reason, when an answer would score nothing at grading.
 
 # %% id="l1-01" tags=["nbval-ignore-output"]
 import time
@@ -295,6 +302,8 @@ check("1.1", answer_1_1)
 # ### ✏️ 1.2 Apply: a 100-word sentence
 #
 # For a sentence of 100 words, how many sequential steps does a recurrent network need (`rnn_steps`), and how many hops lie on the path from word 1 to word 100 (`rnn_path`)? The same for one self-attention layer: `attention_steps` and `attention_path`. Four whole numbers.
+#
+# *What you may use:* anything but `course_lib`'s reference code.
 
 # %% id="l1-21"
 # BEGIN SOLUTION
@@ -325,6 +334,8 @@ assert reference_100 == {
 # ### ✏️ 1.3 Extend: which layer is cheaper?
 #
 # Write `attention_cost(n, d)` and `recurrent_cost(n, d)`, the multiply-adds of one layer as Table 1 counts them, and set `crossover_n` to the length at which the two are equal when d = 512. Then use your functions to compare the costs at n = 50 and n = 512.
+#
+# *What you may use:* anything but `course_lib`'s reference code.
 
 # %% id="l1-26"
 def attention_cost(n, d):
@@ -376,6 +387,8 @@ assert len(set(layer_costs(512, 512))) == 1
 # ### ✏️ 1.4 (L1.A) Token and sequence accuracy
 #
 # Write `reversal_accuracy(predicted, target)`: both are (B, L) tensors of token ids. Return the pair `(token_accuracy, sequence_accuracy)` as fractions between 0 and 1: the share of scored tokens that are right, and the share of sequences whose scored tokens are *all* right. Score positions 2 to L only.
+#
+# *What you may use:* anything but `course_lib`'s reference code.
 
 # %% id="l1-31"
 def reversal_accuracy(predicted, target):
@@ -482,6 +495,8 @@ assert 10_000 * 256 + sum(p.numel() for p in torch_stack.parameters()) == 7_298_
 # ### ✏️ 1.5 (L1.B) The parameters of an LSTM layer
 #
 # Write `lstm_parameters(d_in, hidden)`: the number of parameters of **one direction of one layer** of `nn.LSTM(d_in, hidden)`. An LSTM has four gates; each gate has a weight matrix for the input, one for the previous hidden state, and PyTorch gives it two bias vectors.
+#
+# *What you may use:* anything but `course_lib`'s reference code.
 
 # %% id="l1-42"
 def lstm_parameters(d_in, hidden):
@@ -551,6 +566,8 @@ print(f"(this machine, {torch.get_num_threads()} torch thread, CPU)")
 # ### ✏️ 1.6 (L1.C) The memory of the score matrix
 #
 # Write `attention_bytes(n, heads=1, layers=1, batch=1)`: the bytes that the float32 attention score matrices take for `batch` sequences of n tokens in a model with `layers` layers of `heads` heads each. Return bytes; convert afterwards.
+#
+# *What you may use:* anything but `course_lib`'s reference code.
 
 # %% id="l1-51"
 def attention_bytes(n, heads=1, layers=1, batch=1):

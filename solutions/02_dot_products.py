@@ -14,6 +14,8 @@
 # Attention has to decide, for every word, which other words matter to it. Before any softmax or learned projection, that decision rests on one number per pair of vectors: their dot product. This lesson is about that number: what its sign and size mean, how one matrix product computes all of them at once, and why it grows with the width of the vectors, which is the reason lesson 3 divides by √d_k.
 #
 # **How to use this notebook.** Run the cells from top to bottom (Shift+Enter). Cells marked ✏️ are yours: replace the part under `# YOUR CODE HERE`, run the cell, then run the `check(...)` cell under it. A check never crashes; it says ✓ **Passed**, ✗ **Not yet** with what looks wrong, or … **Not done yet**. Stuck? `hint("2.2")` shows one hint each time you run it.
+#
+# **Answers.** A value you store may be a number, a list, a NumPy array or a tensor; a function you write returns a number when it computes a count, a rate or a loss, and otherwise PyTorch tensors. Each ✏️ prompt ends with what you may use, and the check says at once if the grader would not accept an answer (lesson 1 has the details).
 
 # %% id="46f63105" tags=["nbval-ignore-output"]
 import math
@@ -326,6 +328,8 @@ torch.testing.assert_close(via_dots, torch.cdist(Q, K) ** 2)
 # ### ✏️ 2.2 Apply: a dot product, its cosine and its angle
 #
 # Take a = [2, −1, 3] and b = [1, 4, −2]. Compute the dot product `dot_ab`, the cosine similarity `cos_ab` and the angle between them in **degrees**, `angle_ab` (three numbers). Before you run the check, decide what the sign of `dot_ab` says about the two vectors.
+#
+# *What you may use:* anything but `course_lib`'s reference code.
 
 # %% id="d77362f9"
 a = np.array([2.0, -1.0, 3.0])
@@ -355,6 +359,8 @@ assert ref_dot == -8 and abs(ref_cos + 0.467) < 5e-4 and abs(ref_angle - 117.8) 
 # ### ✏️ 2.3 Extend: the variance of q·k
 #
 # First the argument, in the cell below: show that Var(q·k) = d_k when the components of q and k are independent with mean 0 and variance 1. Then measure it: draw 20,000 random pairs (q, k) with `torch.randn` at d_k = 4 and at d_k = 512, and compute the sample variances of q·k, `var_4` and `var_512`, and how many times larger the standard deviation is at 512 than at 4, `std_ratio`.
+#
+# *What you may use:* anything but `course_lib`'s reference code.
 
 # %% [markdown] id="a27d17a7" tags=["free-text"]
 # **Your answer:** why is Var(q·k) = d_k, and what does it mean for d_k = 512 compared with d_k = 4?
@@ -391,6 +397,8 @@ assert abs(sampled_ratio - math.sqrt(128)) < 0.3  # the sampled ratio agrees wit
 # ### ✏️ 2.4 (L2.A) The variance against d_k, on log-log axes
 #
 # If Var(q·k) = d_k, then log Var = log d_k: on log-log axes the points lie on a line of slope 1. For each d_k in `dims`, estimate the variance from 20,000 random pairs (collect them in `dot_variances`, one per d_k), then fit a line to (log d_k, log variance) and keep its slope, `loglog_slope`. `np.polyfit` fits lines.
+#
+# *What you may use:* anything but `course_lib`'s reference code.
 
 # %% id="87e7acc7"
 dims = [1, 4, 64, 512]
@@ -436,6 +444,8 @@ print(score_scale.EXPERIMENT.verify(growth, *growth))
 # ### ✏️ 2.5 (L2.B) The worked example in one line
 #
 # Redo section 2 with numpy: the cell below puts the three word vectors in `Q` (K is the same matrix). Compute `qk_scores` = QKᵀ in one line, then the matrix of cosine similarities `qk_cosines`. Both are 3 × 3.
+#
+# *What you may use:* anything but `course_lib`'s reference code.
 
 # %% id="f1d847ae"
 Q = np.array([[1.0, 0.5], [0.9, 0.6], [-0.3, 0.8]])  # cat, dog, car

@@ -14,6 +14,8 @@
 # Lesson 2 showed that a dot product measures how well two vectors line up. This lesson turns that measurement into a mechanism: every position asks a question, every position offers an answer, and the dot products decide who listens to whom. It is the one equation the whole Transformer is built on.
 #
 # **How to use this notebook.** Run the cells from top to bottom (Shift+Enter). Cells marked ✏️ are yours: replace the part under `# YOUR CODE HERE`, run the cell, then run the `check(...)` cell under it. A check never crashes; it says ✓ **Passed**, ✗ **Not yet** with what looks wrong, or … **Not done yet**. Stuck? `hint("3.2")` shows one hint each time you run it.
+#
+# **Answers.** A value you store may be a number, a list, a NumPy array or a tensor; a function you write returns a number when it computes a count, a rate or a loss, and otherwise PyTorch tensors. Each ✏️ prompt ends with what you may use, and the check says at once if the grader would not accept an answer (lesson 1 has the details).
 
 # %% id="90d96cdd" tags=["nbval-ignore-output"]
 import math
@@ -351,6 +353,8 @@ check("3.1", answer_3_1)
 # ### ✏️ 3.2 Apply: one query, two keys
 #
 # Take one query q = [1, 0], two keys K = [[1, 0], [0, 1]], one-dimensional values V = [[5], [3]], and d_k = 2. Compute the two attention weights (`apply_weights`, shape (2,)) and the output (`apply_output`, one number). Try it on paper first, then in code.
+#
+# *What you may use:* anything but `course_lib`'s reference code.
 
 # %% id="75b97bb8"
 q_apply = torch.tensor([1.0, 0.0])
@@ -380,6 +384,8 @@ assert abs(ref_apply_output.item() - 4.3395) < 1e-4
 # ### ✏️ 3.3 Extend: the causal weight pattern
 #
 # Four tokens whose scores are all zero, with the causal mask applied. What are the 4 × 4 attention weights? Predict them first, then compute `causal_weights` with torch.
+#
+# *What you may use:* anything but `course_lib`'s reference code.
 
 # %% id="4d67939a"
 # BEGIN SOLUTION
@@ -418,6 +424,8 @@ assert torch.allclose(ref_causal, expected_pattern)
 # ### ✏️ 3.4 (L3.A) Write the attention function
 #
 # Write `attention(q, k, v, mask=None)` that returns `(output, weights)`. It must work for any number of leading dimensions, (T, d_k), (B, T, d_k) and (B, H, T, d_k) alike, so build it with `@` and `transpose(-2, -1)` rather than `torch.bmm` or `.T`, which only fit one rank. The mask, if given, is boolean with `True` = may attend.
+#
+# *What you may use:* anything but `course_lib`'s reference code.
 
 # %% id="66e7b0df"
 def attention(q, k, v, mask=None):
@@ -454,6 +462,8 @@ for shape in [(1, 4, 8), (1, 1, 4, 16), (1, 1, 4, 8)]:
 # ### ✏️ 3.5 (L3.B) Saturation, measured
 #
 # Draw 10,000 rows of 10 random scores with standard deviation 8 (what unscaled scores look like at d_k = 64) and with standard deviation 1 (the same scores divided by √64). Softmax each row over its 10 scores and compute the mean of the largest weight: `mean_max_unscaled` and `mean_max_scaled`, two numbers.
+#
+# *What you may use:* anything but `course_lib`'s reference code.
 
 # %% id="c8d69b74"
 # BEGIN SOLUTION
@@ -501,6 +511,8 @@ print(score_scale.EXPERIMENT.verify(largest_weights, *largest_weights))
 # ### ✏️ 3.6 (L3.C) A causal mask
 #
 # Write `make_causal_mask(T)`: a (T, T) boolean tensor, `True` where query i may attend to key j.
+#
+# *What you may use:* anything but `course_lib`'s reference code.
 
 # %% id="691d0089"
 def make_causal_mask(T):
@@ -518,6 +530,8 @@ check("3.6", make_causal_mask)
 # ### ✏️ 3.7 (L3.C) A padding mask
 #
 # Write `make_padding_mask(tokens, pad_id)`: for token ids of shape (B, T), a boolean mask of shape (B, 1, 1, T) that is `True` for real tokens. The two extra axes let it broadcast over the heads and the query positions of the scores (B, H, T_q, T_k).
+#
+# *What you may use:* anything but `course_lib`'s reference code.
 
 # %% id="7e2d803b"
 def make_padding_mask(tokens, pad_id):
@@ -541,6 +555,8 @@ check("3.7", make_padding_mask)
 # ```
 #
 # Its model applies no mask unless given one, so during training every target position can see the whole target sequence. `course_lib`'s `Transformer` builds the right mask by default; to reproduce the bug we hand it a mask that allows everything. First, the leak itself: change the *last* target token and see whether the predictions at *earlier* positions move.
+#
+# *What you may use:* anything but `course_lib`'s reference code.
 
 # %% id="a9236e68"
 from course_lib.model import Transformer, TransformerConfig

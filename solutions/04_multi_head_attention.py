@@ -14,6 +14,8 @@
 # Lesson 3 computed one set of attention weights: one way of looking at the sequence. A word often needs several at once. This lesson gives attention learned projections, runs several heads side by side, each in its own small subspace, and merges what they found. Then it trains a tiny model and watches two heads take on two different jobs.
 #
 # **How to use this notebook.** Run the cells from top to bottom (Shift+Enter). Cells marked ✏️ are yours: replace the part under `# YOUR CODE HERE`, run the cell, then run the `check(...)` cell under it. A check never crashes; it says ✓ **Passed**, ✗ **Not yet** with what looks wrong, or … **Not done yet**. Stuck? `hint("4.4")` shows one hint each time you run it.
+#
+# **Answers.** A value you store may be a number, a list, a NumPy array or a tensor; a function you write returns a number when it computes a count, a rate or a loss, and otherwise PyTorch tensors. Each ✏️ prompt ends with what you may use, and the check says at once if the grader would not accept an answer (lesson 1 has the details).
 
 # %% id="d1926f91" tags=["nbval-ignore-output"]
 import math
@@ -435,6 +437,8 @@ check("4.1", answer_4_1)
 # ### ✏️ 4.2 Apply: count the weights
 #
 # For d_model = 512 and h = 8, ignoring biases, how many weights do W^Q_i, W^K_i, W^V_i (all heads) and W^O hold together? Put the total in `total_weights`. Then count again with a bias on each of the four projections, as `nn.Linear` has by default: `total_with_bias`. Work it out on paper first.
+#
+# *What you may use:* anything but `course_lib`'s reference code.
 
 # %% id="6d0cd4c1"
 # BEGIN SOLUTION
@@ -498,6 +502,8 @@ assert (512 // 32, 512 // 64) == (16, 8)
 # ### ✏️ 4.4 (L4.A) Split the heads
 #
 # Write `split_heads(x, n_heads)`: from (B, T, d_model) to (B, n_heads, T, d_k). Each head takes d_k *consecutive* features of every position. Use `view` (or `reshape`) and `transpose`.
+#
+# *What you may use:* anything but `course_lib`'s reference code.
 
 # %% id="6f8bcae0"
 def split_heads(x, n_heads):
@@ -531,6 +537,8 @@ assert wrong[0, 0].tolist() == [[0, 1], [2, 3], [10, 11]]
 # ### ✏️ 4.5 (L4.A) Merge the heads
 #
 # Write `merge_heads(x)`, the inverse: from (B, H, T, d_k) back to (B, T, H·d_k), with head 1's features first, then head 2's, and so on (the paper's Concat).
+#
+# *What you may use:* anything but `course_lib`'s reference code.
 
 # %% id="30f2cc2d"
 def merge_heads(x):
@@ -564,6 +572,8 @@ print("split then merge gives x back exactly:", torch.equal(merged, x_round))
 # ### ✏️ 4.6 (L4.A) The multi-head forward pass
 #
 # Write `multi_head_attention(x, w_q, w_k, w_v, w_o, n_heads)` for self-attention. The four weights are the paper's matrices of shape (d_model, d_model), applied as `x @ w_q` (no biases). Project, split, attend in all heads at once (scale by √d_k), merge, multiply by W^O. Return `(output, weights)`: output (B, T, d_model) and every head's weights (B, H, T, T). Your `split_heads` and `merge_heads` are the building blocks.
+#
+# *What you may use:* anything but `course_lib`'s reference code.
 
 # %% id="7e3289b2"
 def multi_head_attention(x, w_q, w_k, w_v, w_o, n_heads):
@@ -604,6 +614,8 @@ assert len({tuple(t) for t in top3.indices.tolist()}) > 1, "the heads should not
 # ### ✏️ 4.7 (L4.A) "Almost identical"?
 #
 # A popular tutorial compares the parameters of three `nn.Linear(64, 64)` maps (one head's Q, K and V) with those of its 4-head attention module (dim = 64) and calls the two counts almost identical. Count them: `params_three_linears` and `params_four_heads` (the module has biases on all four of its linear maps, as `nn.Linear` does by default).
+#
+# *What you may use:* anything but `course_lib`'s reference code.
 
 # %% id="76bddda6"
 # BEGIN SOLUTION
@@ -631,33 +643,30 @@ assert four_heads - three_linears == 64 * 64 + 64 == 4_160
 
 
 # %% [markdown] id="b37f1c67"
-# ### ✏️ 4.8 (L4.B) The shape at every stage
+# ### ✏️ 4.8 (L4.B) Every stage, its shape and its values
 #
-# Write `walk_shapes(d_model, n_heads, batch=2, seq_len=10)`: build a random input, follow it through a multi-head self-attention, and return a dict with the shape (a tuple) after every stage, under the names `"x"`, `"q"` (after W^Q, before the split), `"q_heads"` (after the split), `"scores"`, `"heads"` (weights times values), `"concat"` (after the merge) and `"output"` (after W^O).
+# Write `walk_stages(x, w_q, w_k, w_v, w_o, n_heads)`: follow x, of shape (B, T, d_model), through multi-head self-attention as in 4.6, and return a dict with the tensor after every stage, under the names `"x"` (the input), `"q"` (after W^Q, before the split), `"q_heads"` (after the split), `"scores"` (QKᵀ/√d_k, before the softmax), `"heads"` (weights times values), `"concat"` (after the merge) and `"output"` (after W^O). The check runs it on seeded inputs at d_model = 12, 64 and 512 and compares every stage's shape and values with the reference. Build it from your own `split_heads` and `merge_heads`. Section 2's `trace_shapes` shows the steps, but on course_lib's `MultiHeadAttention`, the reference the check compares with: an answer that uses course_lib's modules gets no point.
+#
+# *What you may use:* anything but `course_lib`'s reference code.
 
 # %% id="5bb5054b"
-def walk_shapes(d_model, n_heads, batch=2, seq_len=10):
-    """{stage: shape} for one pass of multi-head self-attention."""
+def walk_stages(x, w_q, w_k, w_v, w_o, n_heads):
+    """{stage: tensor} for one pass of multi-head self-attention on x (B, T, d_model)."""
     # BEGIN SOLUTION
-    d_k = d_model // n_heads
-    x = torch.randn(batch, seq_len, d_model)
-    w_q, w_k, w_v, w_o = (torch.randn(d_model, d_model) / math.sqrt(d_model) for _ in range(4))
-    q = x @ w_q
-    q_heads = split_heads(q, n_heads)
+    d_k = x.shape[-1] // n_heads
+    q = x @ w_q  # (B, T, d_model)
+    q_heads = split_heads(q, n_heads)  # (B, H, T, d_k)
     k_heads, v_heads = split_heads(x @ w_k, n_heads), split_heads(x @ w_v, n_heads)
-    scores = q_heads @ k_heads.transpose(-2, -1) / math.sqrt(d_k)
-    heads = scores.softmax(dim=-1) @ v_heads
-    concat = merge_heads(heads)
-    output = concat @ w_o
-    stages = dict(
-        x=x, q=q, q_heads=q_heads, scores=scores, heads=heads, concat=concat, output=output
-    )
-    return {name: tuple(t.shape) for name, t in stages.items()}
+    scores = q_heads @ k_heads.transpose(-2, -1) / math.sqrt(d_k)  # (B, H, T, T)
+    heads = scores.softmax(dim=-1) @ v_heads  # (B, H, T, d_k)
+    concat = merge_heads(heads)  # (B, T, d_model)
+    output = concat @ w_o  # (B, T, d_model)
+    return dict(x=x, q=q, q_heads=q_heads, scores=scores, heads=heads, concat=concat, output=output)
     # END SOLUTION
 
 
 # %% id="3ca14a79"
-check("4.8", walk_shapes)
+check("4.8", walk_stages)
 
 # %% [markdown] id="768945ae"
 # The reference walk through `course_lib`'s module, for heads of 8 (d_model = 64) and heads of 64 (d_model = 512). The output always has the input's shape, which is what lets the Transformer stack these layers.
@@ -674,7 +683,9 @@ for d_model, n_heads in ((64, 8), (512, 8)):
 # %% [markdown] id="b15eb421"
 # ### ✏️ 4.9 (L4.C) Count the parameters of your module
 #
-# Write `mha_parameter_count(d_model, n_heads, bias)`: the number of parameters of a multi-head attention layer with four d_model × d_model projections, with or without their biases. Expected: 16,640 and 16,384 at d_model = 64; 1,050,624 and 1,048,576 at d_model = 512.
+# Write `mha_parameter_count(d_model, n_heads, bias)`: the number of parameters of a multi-head attention layer with four d_model × d_model projections, with or without their biases. Expected: 16,640 and 16,384 at d_model = 64; 1,050,624 and 1,048,576 at d_model = 512. Work it out from d_model and bias. Counting the parameters of a module built for the purpose, course_lib's `MultiHeadAttention` (as the cells of this lesson do) or PyTorch's `nn.MultiheadAttention`, is not the formula asked for: such an answer gets no point.
+#
+# *What you may use:* anything but `course_lib`'s reference code; not `nn.MultiheadAttention`.
 
 # %% id="375a7b4d"
 def mha_parameter_count(d_model, n_heads, bias):

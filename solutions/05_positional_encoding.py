@@ -14,6 +14,8 @@
 # Lessons 3 and 4 built attention, and it has a blind spot: it compares every token with every other, but nothing in softmax(QKᵀ/√d_k)V knows *where* a token stands. This lesson shows the blind spot, then fixes it the way the paper does, by adding to each embedding a vector of sines and cosines that encodes its position. Along the way you will see why those particular waves make "three positions back" something a model can learn.
 #
 # **How to use this notebook.** Run the cells from top to bottom (Shift+Enter). Cells marked ✏️ are yours: replace the part under `# YOUR CODE HERE`, run the cell, then run the `check(...)` cell under it. A check never crashes; it says ✓ **Passed**, ✗ **Not yet** with what looks wrong, or … **Not done yet**. Stuck? `hint("5.2")` shows one hint each time you run it.
+#
+# **Answers.** A value you store may be a number, a list, a NumPy array or a tensor; a function you write returns a number when it computes a count, a rate or a loss, and otherwise PyTorch tensors. Each ✏️ prompt ends with what you may use, and the check says at once if the grader would not accept an answer (lesson 1 has the details).
 
 # %% id="f2fe8707" tags=["nbval-ignore-output"]
 import math
@@ -245,7 +247,9 @@ check("5.1", answer_5_1)
 # %% [markdown] id="bdf269aa"
 # ### ✏️ 5.2 Apply: position 5
 #
-# With d_model = 512, compute PE(5, 0) and PE(5, 1), two numbers `pe_5_0` and `pe_5_1`, and compare them with position 0. First decide which pair i dimensions 0 and 1 belong to, and what their divisor 10000^(2i/d_model) is.
+# With d_model = 512, compute four numbers at position 5: PE(5, 0) and PE(5, 1), the fastest pair, as `pe_5_0` and `pe_5_1`; then PE(5, 128) and PE(5, 129), as `pe_5_128` and `pe_5_129`. Compare them with position 0. For each dimension, first decide which pair i it belongs to and what that pair's divisor 10000^(2i/d_model) is. Keep at least 4 decimals (or don't round at all).
+#
+# *What you may use:* anything but `course_lib`'s reference code.
 
 # %% id="0f36d785"
 d_model = 512
@@ -254,13 +258,17 @@ i = 0  # dimensions 0 and 1 form pair i = 0
 angle = 5 / 10000 ** (2 * i / d_model)  # the divisor is 10000^0 = 1, so the angle is 5 radians
 pe_5_0 = math.sin(angle)  # -0.9589
 pe_5_1 = math.cos(angle)  # 0.2837
+i = 64  # dimensions 128 and 129 form pair i = 64
+angle = 5 / 10000 ** (2 * i / d_model)  # the divisor is 10000^(128/512) = 10: the angle is 0.5
+pe_5_128 = math.sin(angle)  # 0.4794
+pe_5_129 = math.cos(angle)  # 0.8776
 # END SOLUTION
 
 # %% id="0147ee33"
-check("5.2", pe_5_0, pe_5_1)
+check("5.2", pe_5_0, pe_5_1, pe_5_128, pe_5_129)
 
 # %% [markdown] id="bf9b66da"
-# The reference: pair 0 does not depend on d_model at all. At position 0 it reads (0, 1); five radians later, about 0.80 of a turn, it reads (−0.9589, 0.2837). The next pair turns a little more slowly, 10000^(−2/512) ≈ 0.965 radians per position:
+# The reference: pair 0 does not depend on d_model at all. At position 0 it reads (0, 1); five radians later, about 0.80 of a turn, it reads (−0.9589, 0.2837). The next pair turns a little more slowly, 10000^(−2/512) ≈ 0.965 radians per position, and pair 64, ten times more slowly than pair 0, has turned only 0.5 radians: (0.4794, 0.8776).
 
 # %% id="9ff1b68d"
 row_5 = sinusoidal_encoding(6, 512)[5]
@@ -270,12 +278,16 @@ print(
     "  PE(0, 0..3) =",
     sinusoidal_encoding(1, 512)[0, :4].numpy(),
 )
-print(f"turns made by pair 0: {5 / (2 * math.pi):.2f}")
+print("PE(5, 128..129) =", row_5[128:130].numpy().round(4))
+print(f"turns made by pair 0: {5 / (2 * math.pi):.2f}; by pair 64: {0.5 / (2 * math.pi):.2f}")
 assert torch.allclose(row_5[:4], torch.tensor([-0.9589, 0.2837, -0.9939, 0.1107]), atol=1e-4)
+assert torch.allclose(row_5[128:130], torch.tensor([0.4794, 0.8776]), atol=1e-4)
 
 
 # %% [markdown] id="cef122cb"
 # ### ✏️ 5.3 Extend: the shift is a rotation
+#
+# *What you may use:* anything but `course_lib`'s reference code.
 
 # %% [markdown] id="2decd24e" tags=["free-text"]
 # **Your answer:** show that sin(ω(p + k)) and cos(ω(p + k)) are linear combinations of sin(ωp) and cos(ωp), and write the 2 × 2 matrix R_k that maps [sin ωp, cos ωp] to [sin ω(p + k), cos ω(p + k)]. Does it depend on p?
@@ -330,6 +342,8 @@ print("5 -> 8 and 100 -> 103: the same R_3.")
 # 1. `inverse_perm`: the permutation that undoes `perm` (for each i, the index where `perm` holds i).
 # 2. `diff_without_pe`: run the shuffled input, un-shuffle the output with `inverse_perm`, and take the L2 norm (`.norm()`) of its difference from the unshuffled run. One number.
 # 3. `diff_with_pe`: the same, but add `pe` to the input of both runs, *after* shuffling: the shuffled tokens get the encodings of their new positions.
+#
+# *What you may use:* anything but `course_lib`'s reference code.
 
 # %% id="2ab06c1c"
 class SelfAttention(nn.Module):
@@ -400,6 +414,8 @@ for seed in range(3):
 # ### ✏️ 5.5 (L5.B) The table, vectorised
 #
 # Write `positional_encoding(max_len, d_model)` returning the (max_len, d_model) table, with no Python loop: a column of positions times a row of frequencies gives all the angles at once, then sines go to the even columns and cosines to the odd ones.
+#
+# *What you may use:* anything but `course_lib`'s reference code; no Python loop (`for`, `while` or a comprehension).
 
 # %% id="ce95a6a1"
 def positional_encoding(max_len, d_model):
@@ -467,6 +483,8 @@ assert torch.allclose(similarity_64[3, 10], similarity_64[10, 3]) and torch.allc
 # - `rms_pe`: the positional-encoding table for 100 positions;
 # - `rms_default`: the embeddings of a fresh `nn.Embedding(n_tokens, d_model)` (PyTorch's default N(0, 1) start), multiplied by √d_model;
 # - `rms_small`: embeddings drawn with standard deviation 1/√d_model (variance 1/d_model), multiplied by √d_model.
+#
+# *What you may use:* anything, but from `course_lib` only `sinusoidal_encoding`.
 
 # %% id="3be0ee77"
 d_model, n_tokens = 512, 1000

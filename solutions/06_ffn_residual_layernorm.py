@@ -16,6 +16,8 @@
 # Attention lets every position gather information from the others. This lesson is about the rest of each layer: a small two-layer network that works on every position on its own, and the two pieces of plumbing, the residual connection and layer normalisation, that let six (or sixty) such layers be stacked and still train.
 #
 # **How to use this notebook.** Run the cells from top to bottom (Shift+Enter). Cells marked ✏️ are yours: replace the part under `# YOUR CODE HERE`, run the cell, then run the `check(...)` cell under it. A check never crashes; it says ✓ **Passed**, ✗ **Not yet** with what looks wrong, or … **Not done yet**. Stuck? `hint("6.2")` shows one hint each time you run it.
+#
+# **Answers.** A value you store may be a number, a list, a NumPy array or a tensor; a function you write returns a number when it computes a count, a rate or a loss, and otherwise PyTorch tensors. Each ✏️ prompt ends with what you may use, and the check says at once if the grader would not accept an answer (lesson 1 has the details).
 
 # %% id="99c84ca3" tags=["nbval-ignore-output"]
 import time
@@ -307,6 +309,8 @@ check("6.1", answer_6_1)
 # ### ✏️ 6.2 Apply: ReLU on five numbers
 #
 # Apply ReLU to x = [−0.5, 1.2, 0.0, −3.1, 0.7]. Store the result in `relu_output`, the number of units that survive (are non-zero) in `relu_active`, and the fraction of the five that survive in `relu_fraction`. Predict the answer before you compute it.
+#
+# *What you may use:* anything but `course_lib`'s reference code.
 
 # %% id="74d7580f"
 relu_input = torch.tensor([-0.5, 1.2, 0.0, -3.1, 0.7])
@@ -336,7 +340,9 @@ assert int((ref_relu > 0).sum()) == 2
 # %% [markdown] id="cd505e27"
 # ### ✏️ 6.3 Extend: how wide should the hidden layer be?
 #
-# Write `ffn_parameters(d_model, d_ff, bias=True)` returning the number of parameters of one FFN: the weights of W₁ and W₂, plus the biases b₁ and b₂ when `bias` is true. The check tries it on several sizes, among them d_model = 512 with d_ff = 512 (no expansion), 2048 (the paper's 4×) and 8192 (16×).
+# Write `ffn_parameters(d_model, d_ff, bias=True)` returning the number of parameters of one FFN: the weights of W₁ and W₂, plus the biases b₁ and b₂ when `bias` is true. The check tries it on several sizes, among them d_model = 512 with d_ff = 512 (no expansion), 2048 (the paper's 4×) and 8192 (16×). Count from the shapes of the matrices and vectors: the cell after the check counts `course_lib`'s `PositionwiseFeedForward` with `count_parameters`, which is the reference, not an answer.
+#
+# *What you may use:* anything but `course_lib`'s reference code.
 
 # %% id="c475c42c"
 def ffn_parameters(d_model, d_ff, bias=True):
@@ -382,6 +388,8 @@ for d_ff, weights, total in [
 #
 # - `post_norm_step`: the paper's Add & Norm, add first, then normalise;
 # - `pre_norm_step`: normalise the sub-layer's input, and add its output to the untouched x.
+#
+# *What you may use:* anything but `course_lib`'s reference code.
 
 # %% id="ff98878e"
 def post_norm_step(x, sublayer, norm):
@@ -494,7 +502,9 @@ print(norm_placement.EXPERIMENT.verify(measured))
 #
 # ### ✏️ 6.5 (L6.B) Parameters of an encoder block
 #
-# Write `encoder_block_parameters(d_model, n_heads, d_ff)`: the parameters of one encoder block, made of multi-head attention (the four projections W^Q, W^K, W^V, W^O, each d_model × d_model with a bias), the FFN (with biases) and two LayerNorms. You may call your `ffn_parameters`.
+# Write `encoder_block_parameters(d_model, n_heads, d_ff)`: the parameters of one encoder block, made of multi-head attention (the four projections W^Q, W^K, W^V, W^O, each d_model × d_model with a bias), the FFN (with biases) and two LayerNorms. You may call your `ffn_parameters` from 6.3 (finish that one first). Count from the shapes, as in 6.3: `course_lib`'s `EncoderLayer` and `count_parameters`, in the cell after the check, are the reference, not an answer.
+#
+# *What you may use:* anything but `course_lib`'s reference code.
 
 # %% id="dc80f91b"
 def encoder_block_parameters(d_model, n_heads, d_ff):
@@ -533,7 +543,9 @@ assert sum(p.numel() for p in torch_layer.parameters()) == 49_984
 # %% [markdown] id="028a9665"
 # ### ✏️ 6.6 (L6.C) LayerNorm by hand
 #
-# Write `layer_norm_by_hand(x, gamma, beta, eps=1e-5)` for a tensor x of any shape (..., d_model): the mean and the population variance of each position over its features (the last axis), then γ·(x − μ)/√(σ² + ε) + β. Use torch operations; no `nn.LayerNorm` or `F.layer_norm`, that is what you will compare against.
+# Write `layer_norm_by_hand(x, gamma, beta, eps=1e-5)` for a tensor x of any shape (..., d_model): the mean and the population variance of each position over its features (the last axis), then γ·(x − μ)/√(σ² + ε) + β, with torch operations: the built-in layer norm is what you will compare against.
+#
+# *What you may use:* anything but `course_lib`'s reference code; not `F.layer_norm`, `torch.layer_norm` or `nn.LayerNorm`.
 
 # %% id="1da6dc99"
 def layer_norm_by_hand(x, gamma, beta, eps=1e-5):

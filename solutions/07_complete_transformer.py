@@ -14,6 +14,8 @@
 # Lessons 3 to 6 built every part: attention, heads, positions, feed-forward networks, residuals and layer norm. This lesson puts them together into the encoder-decoder of the paper, trains it to translate English into French on your own CPU in well under a minute, decodes with greedy and beam search, and then opens it up to see which words each head looks at.
 #
 # **How to use this notebook.** Run the cells from top to bottom (Shift+Enter). Cells marked ✏️ are yours: replace the part under `# YOUR CODE HERE`, run the cell, then run the `check(...)` cell under it. A check never crashes; it says ✓ **Passed**, ✗ **Not yet** with what looks wrong, or … **Not done yet**. Stuck? `hint("7.2")` shows one hint each time you run it.
+#
+# **Answers.** A value you store may be a number, a list, a NumPy array or a tensor; a function you write returns a number when it computes a count, a rate or a loss, and otherwise PyTorch tensors. Each ✏️ prompt ends with what you may use, and the check says at once if the grader would not accept an answer (lesson 1 has the details).
 
 # %% id="e373ef94" tags=["nbval-ignore-output"]
 import math
@@ -594,6 +596,8 @@ check("7.1", answer_7_1)
 # ### ✏️ 7.2 Apply: parameters of the base encoder
 #
 # Count the parameters of one base encoder layer (d_model 512, 8 heads with d_k = 64, d_ff 2048) and of the 6-layer encoder, **ignoring biases and layer norms**. Store the two numbers in `encoder_layer_weights` and `encoder_weights`.
+#
+# *What you may use:* anything but `course_lib`'s reference code.
 
 # %% id="0919596f"
 # BEGIN SOLUTION
@@ -655,6 +659,8 @@ check("7.3", answer_7_3)
 # ### ✏️ 7.4 (L7.A) A parameter-counting tool
 #
 # A widely used tutorial builds an encoder with vocabulary 10,000, d_model 512, 8 heads, 6 layers and d_ff 2048 (linear layers with biases, two layer norms per block, no final norm) and predicts that the feed-forward networks hold most of its parameters. `make_encoder` (from `course_lib.model`) builds it from the course's pieces: an embedding, the positional encoding and an `Encoder` stack. Write `parameter_breakdown(model)` returning a dict with the keys `"embedding"`, `"attention"`, `"feed_forward"`, `"norms"` and `"total"`. Every parameter's name says where it lives (print `[n for n, _ in model.named_parameters()][:8]` to see them).
+#
+# *What you may use:* anything but `course_lib`'s reference code.
 
 # %% id="a1785745"
 tutorial_encoder = make_encoder(10_000, 512, 8, 6, 2048)
@@ -708,6 +714,8 @@ assert round(share * 100, 2) == 52.42 and round(without_embedding * 100, 1) == 6
 # ### ✏️ 7.5 (L7.B) Every position influences every other
 #
 # Write `influence(encoder, tokens, zeroed, probe)`: encode `tokens` (B, T) with an encoder from `make_encoder`, then encode them again with the (scaled) embedding of position `zeroed` set to zero **before** the positional encoding is added, and return the L2 distance between the two outputs at position `probe`, one per sequence, shape (B,). Switch dropout off first (`encoder.eval()`), or dropout noise alone makes the outputs differ. The embedding scale is √d_model (§3.4).
+#
+# *What you may use:* anything but `course_lib`'s reference code.
 
 # %% id="258aad98"
 def influence(encoder, tokens, zeroed, probe):
@@ -754,6 +762,8 @@ with torch.no_grad():
 # ### ✏️ 7.6 (L7.C) A text classifier with a [CLS]-style token
 #
 # A popular tutorial classifies sequences by reading the encoder's output at position 0, which it calls the [CLS] token: encoder (vocabulary 5,000, d_model 64, 8 heads, 2 layers, d_ff 128, dropout 0.1, a final layer norm), then Linear(64→32), ReLU, Dropout, Linear(32→2). It trains on 16 random sequences with **random** labels for 5 epochs and shows accuracy rising. The reference run:
+#
+# *What you may use:* anything but `course_lib`'s reference code.
 
 # %% id="7fecfb47" tags=["nbval-ignore-output"]
 class Classifier(nn.Module):
@@ -821,6 +831,8 @@ assert with_cls.tolist() == [[1, 5, 6, 7], [1, 8, 9, 10]]
 # ### ✏️ 7.7 (L7.D) The warmup scheduler
 #
 # Write `noam_lr(step, d_model=512, warmup=4000)` (steps count from 1) and `make_scheduler(optimizer)` returning a PyTorch scheduler that follows it, for Adam with lr = 1.0. `torch.optim.lr_scheduler.LambdaLR(optimizer, f)` multiplies the base lr by `f(n)`, where n counts from 0 before the first update.
+#
+# *What you may use:* anything but `course_lib`'s reference code.
 
 # %% id="5412b98e"
 def noam_lr(step, d_model=512, warmup=4000):
@@ -862,6 +874,8 @@ assert max(range(20_000), key=used.__getitem__) + 1 == 4000
 # ### ✏️ 7.8 (L7.E) Label smoothing by hand
 #
 # Logits [2.0, 1.0, 0.1, −1.0], true class 0, K = 4 classes. Compute the plain cross-entropy (`plain_loss`) and the cross-entropy against the smoothed target with ε = 0.1 (`smoothed_loss`), by hand from `log_softmax`, not with `label_smoothing=`.
+#
+# *What you may use:* anything but `course_lib`'s reference code.
 
 # %% id="eedaca94"
 logits = torch.tensor([2.0, 1.0, 0.1, -1.0])
@@ -906,6 +920,8 @@ assert round(1 - 0.1 + 0.1 / K, 7) == 0.9000027
 # ### ✏️ 7.9 (L7.F) Choose the family
 #
 # Fill `families` with `"encoder-only"`, `"decoder-only"` or `"encoder-decoder"` for each task: sentiment classification, named-entity recognition, extractive QA, chatbot, code completion, translation, summarisation, image classification (keep these exact keys). Justify each to yourself with attention direction, whether the task generates text, and cross-attention.
+#
+# *What you may use:* anything but `course_lib`'s reference code.
 
 # %% id="b159d881"
 # BEGIN SOLUTION
@@ -931,6 +947,8 @@ check("7.9", families)
 # ### ✏️ 7.10 (L7.G) PyTorch's own encoder
 #
 # Build `library_encoder = nn.TransformerEncoder(...)` from `nn.TransformerEncoderLayer(d_model=512, nhead=8)` with 6 layers, and feed it a random input of shape (10, 32, 512) = (sequence, batch, d_model): `batch_first=False` is the default. Store the output in `library_output`. (Pass `enable_nested_tensor=False` to the encoder to silence a performance warning that only concerns `batch_first=True`.)
+#
+# *What you may use:* anything but `course_lib`'s reference code.
 
 # %% id="81603afe"
 torch.manual_seed(0)
@@ -991,12 +1009,14 @@ assert diff < 1e-5
 # %% [markdown] id="a5b6e642"
 # ### ✏️ 7.11 (L7.H) A complete training step
 #
-# A popular version of the model trains with `logits = model(src, tgt_in)`, and its model applies **no mask** unless it is given one. So its decoder sees the future target tokens during training. The class below behaves like that model. Write `training_step(model, optimizer, scheduler, src, tgt)` for batches where `tgt` holds BOS ... EOS padded with `PAD_ID`:
+# A popular version of the model trains with `logits = model(src, tgt_in)`, and its model applies **no mask** unless it is given one. So its decoder sees the future target tokens during training. `UnmaskedByDefault` (from `course_lib.model`) behaves like that model, and the check trains one: it hands your function such a model, an optimizer and a scheduler, with gradients left in `.grad` by an earlier step. Write `training_step(model, optimizer, scheduler, src, tgt)` for batches where `tgt` holds BOS ... EOS padded with `PAD_ID`:
 #
 # 1. shift: decoder input `tgt[:, :-1]`, labels `tgt[:, 1:]`;
 # 2. **masks**: `src_mask=padding_mask(src, PAD_ID)` and `tgt_mask=target_mask(tgt_in, PAD_ID)` (causal and padding);
 # 3. loss `nn.CrossEntropyLoss(label_smoothing=0.1, ignore_index=PAD_ID)` on the logits flattened to (B·T, V);
 # 4. zero the gradients, backward, clip the gradient norm at 1.0, optimizer step, scheduler step; return the loss.
+#
+# *What you may use:* anything, but from `course_lib` only `padding_mask`, `target_mask` and `PAD_ID`.
 
 # %% id="6f70b6e1"
 def training_step(model, optimizer, scheduler, src, tgt):

@@ -14,6 +14,8 @@
 # Seven lessons took the Transformer apart. This project puts one encoder layer back together with nothing but numpy: positional encoding, single-head self-attention, Add & Norm, a ReLU feed-forward network, and Add & Norm again. The input is the toy sentence "the cat sat"; each of its three words leaves the layer as an 8-dimensional vector that depends on the whole sentence. At the end, PyTorch acts as the referee: given the same weights, its layers must produce the same numbers as yours.
 #
 # **How to use this notebook.** Run the cells from top to bottom (Shift+Enter). Cells marked ✏️ are yours: replace the part under `# YOUR CODE HERE`, run the cell, then run the `check(...)` cell under it. A check never crashes; it says ✓ **Passed**, ✗ **Not yet** with what looks wrong, or … **Not done yet**. Stuck? `hint("8.2")` shows one hint each time you run it. The cells between the exercises use the course's own numpy reference, so the story goes on even while an exercise is unfinished.
+#
+# **Answers.** A value you store may be a number, a list, a NumPy array or a tensor; a function you write returns a number when it computes a count, a rate or a loss, and otherwise NumPy arrays. Each ✏️ prompt ends with what you may use, and the check says at once if the grader would not accept an answer (lesson 1 has the details).
 
 # %% id="8d52c67b" tags=["nbval-ignore-output"]
 import matplotlib.pyplot as plt
@@ -140,6 +142,8 @@ assert embeddings[1, :3].round(3).tolist() == [-0.235, 0.271, -0.232]
 # ### ✏️ 8.1 Positional encoding
 #
 # Write `encode_positions(seq_len, d_model)`, returning the (seq_len, d_model) table as a float array. No Python loop is needed: a column of positions (seq_len, 1) divided by a row of 10000^(2i/d_model) values (1, d_model/2) broadcasts to every angle at once.
+#
+# *What you may use:* anything but `course_lib`'s reference code.
 
 # %% id="a205a754"
 def encode_positions(seq_len, d_model):
@@ -234,6 +238,8 @@ assert np.allclose(stable, ref.softmax(np.array([0.0, 1.0, 2.0])))
 # ### ✏️ 8.2 A numerically stable softmax
 #
 # Write `softmax(x)` for any 2-D array: one softmax per row (the last axis), each row shifted by **its own** maximum. `keepdims=True` keeps the reduced axis, so a (3, 1) column of row maxima lines up with the rows of a (3, n) array.
+#
+# *What you may use:* anything but `course_lib`'s reference code.
 
 # %% id="cba4b5a5"
 def softmax(x):
@@ -248,7 +254,7 @@ def softmax(x):
 check("8.2", softmax)
 
 # %% [markdown] id="604a595a"
-# The check ran your softmax on the project's scores, on a (2, 5) array (where a softmax over the wrong axis cannot hide) and on rows around +1000 and −1000. A shift by the maximum of the *whole* array passes the first row and fails the second: every entry of [−1000, −1003, …] sits about 2000 below the overall maximum, and e^−2000 underflows to 0. The reference handles both rows:
+# The check ran your softmax on the project's scores, on a (2, 5) array (where a softmax over the wrong axis cannot hide), on rows around +1000 and −1000, and on rows spread over 1000 (where a shift by the row's minimum or mean still overflows). A shift by the maximum of the *whole* array passes the first row and fails the second: every entry of [−1000, −1003, …] sits about 2000 below the overall maximum, and e^−2000 underflows to 0. The reference handles both rows:
 
 # %% id="03982e8f"
 extreme = np.array([[1000.0, 1001, 1002, 1003], [-1000.0, -1003, -1001, -1002]])
@@ -266,7 +272,9 @@ assert np.allclose(weights_extreme[0], ref.softmax(np.array([0.0, 1, 2, 3])))
 #
 # ### ✏️ 8.3 Scaled dot-product attention
 #
-# Write `scaled_dot_product_attention(q, k, v)` for q (T_q, d_k), k (T_k, d_k) and v (T_k, d_v). Return the pair `(output, weights)`, with output (T_q, d_v) and weights (T_q, T_k). Use your `softmax`.
+# Write `scaled_dot_product_attention(q, k, v)` for q (T_q, d_k), k (T_k, d_k) and v (T_k, d_v). Return the pair `(output, weights)`, with output (T_q, d_v) and weights (T_q, T_k). Use your `softmax`: the check runs 8.2's check on it first.
+#
+# *What you may use:* anything but `course_lib`'s reference code.
 
 # %% id="4f2df64a"
 def scaled_dot_product_attention(q, k, v):
@@ -287,7 +295,9 @@ check("8.3", scaled_dot_product_attention)
 #
 # ### ✏️ 8.4 Single-head self-attention
 #
-# Write `self_attention(x, w_q, w_k, w_v)`: project x, then call your `scaled_dot_product_attention`. Return `(output, weights)`. The check also feeds it a narrow head (d_k = 3 < d_model = 6): the scale is √d_k, the width of the queries, not √d_model.
+# Write `self_attention(x, w_q, w_k, w_v)`: project x, then call your `scaled_dot_product_attention` (checked first, as in 8.3). Return `(output, weights)`. The check also feeds it a narrow head (d_k = 3 < d_model = 6): the scale is √d_k, the width of the queries, not √d_model.
+#
+# *What you may use:* anything but `course_lib`'s reference code.
 
 # %% id="e46de65b"
 def self_attention(x, w_q, w_k, w_v):
@@ -355,6 +365,8 @@ plt.show()
 # ### ✏️ 8.5 Layer norm
 #
 # Write `layer_norm(x, gamma, beta, eps=1e-5)` for a 2-D x: normalise each **row** (axis −1), then scale by gamma and shift by beta. The check tries a (4, 6) input with a constant row and a nearly constant one, random gamma and beta, and a different eps: on a (3, 8) input with γ = 1, β = 0, several mistakes would go unnoticed.
+#
+# *What you may use:* anything but `course_lib`'s reference code.
 
 # %% id="fc5a9642"
 def layer_norm(x, gamma, beta, eps=1e-5):
@@ -424,7 +436,9 @@ assert abs(threshold - 0.2) < 1e-3
 # %% [markdown] id="1db089ed"
 # ### ✏️ 8.7 Add & Norm
 #
-# Write `add_and_norm(x, sublayer_out, gamma, beta, eps=1e-5)`, the paper's post-norm step: add first, then normalise. Use your `layer_norm`.
+# Write `add_and_norm(x, sublayer_out, gamma, beta, eps=1e-5)`, the paper's post-norm step: add first, then normalise. Use your `layer_norm` (checked first), and pass `eps` on: the check also calls it with eps = 0.1, and on a row of x + sublayer_out whose variance is near ε.
+#
+# *What you may use:* anything but `course_lib`'s reference code.
 
 # %% id="e252f0dc"
 def add_and_norm(x, sublayer_out, gamma, beta, eps=1e-5):
@@ -457,6 +471,8 @@ print("x1 = LayerNorm(x + attn):\n", x1.round(3))
 # ### ✏️ 8.8 The feed-forward network
 #
 # Write `feed_forward(x, w1, b1, w2, b2)`. The project's biases are zero, so the check also uses non-zero ones: a forgotten bias cannot hide there.
+#
+# *What you may use:* anything but `course_lib`'s reference code.
 
 # %% id="982aebb5"
 def feed_forward(x, w1, b1, w2, b2):
@@ -608,9 +624,11 @@ assert 1e-9 < gap_32 < 1e-6  # float32 keeps about 7 significant digits
 #
 # ### ✏️ 8.9 The encoder layer
 #
-# Write `encoder_layer(embeddings, params)` from your own functions: add the positional encoding, then self-attention, Add & Norm, the feed-forward network and Add & Norm, with the weights from `params` (`params.w_q`, …, `params.gamma2`, `params.beta2`). Return only the output, shape (T, d_model).
+# Write `encoder_layer(embeddings, params)` from your own functions: add the positional encoding, then self-attention, Add & Norm, the feed-forward network and Add & Norm, with the weights from `params` (`params.w_q`, …, `params.gamma2`, `params.beta2`, not the notebook's `W_Q`, …) and the sizes from `embeddings`. Return only the output, shape (T, d_model).
 #
-# The check compares your layer with `course_lib.numpy_encoder` and, after copying the same weights, with `course_lib`'s `EncoderLayer` and `nn.TransformerEncoderLayer`, as in section 9. It uses two inputs: "the cat sat", and 5 tokens of width 6 whose biases, γ and β are not 0 and 1, so a swapped or forgotten parameter shows. If one of your earlier functions does not pass its own check yet, it says so first.
+# The check compares your layer with `course_lib.numpy_encoder` and, after copying the same weights, with `course_lib`'s `EncoderLayer` and `nn.TransformerEncoderLayer`, as in section 9. It uses two inputs: "the cat sat", and 5 tokens of width 6 whose biases, γ and β are not 0 and 1, so a swapped or forgotten parameter shows. Your earlier functions are checked first: if one does not pass its own check yet, it says which.
+#
+# *What you may use:* anything but `course_lib`'s reference code.
 
 # %% id="df8dc5e7"
 def encoder_layer(embeddings, params):

@@ -12,6 +12,8 @@
 # > "The Transformer is the first transduction model relying entirely on self-attention to compute representations of its input and output without using sequence-aligned RNNs or convolution." (paper §2)
 #
 # Five questions that tie the lessons together. Answer each in your own words in the cell marked **Your answer** (double-click it to edit). Where a question turns on a number, the notebook computes it, and two exercises, ✏️ 9.1 and ✏️ 9.2, check the numbers you work out yourself (`hint("9.1")` gives a hint when stuck). Each question names the lesson that teaches it; reread that lesson if an answer does not come.
+#
+# **Answers.** A value you store may be a number, a list, a NumPy array or a tensor. Each ✏️ prompt ends with what you may use, and the check says at once if the grader would not accept an answer (lesson 1 has the details).
 
 # %% id="6e514d33" tags=["nbval-ignore-output"]
 import math
@@ -62,6 +64,8 @@ for n in (5, 50, 512):
 # ### ✏️ 9.1 Apply: the numbers behind question 2
 #
 # With independent components of mean 0 and variance 1, what is the standard deviation of q·k at d_k = 64 (`std_64`, one number)? And what weights does a softmax give to the unscaled scores [8, 0, −8] (`weights_8`, three numbers)?
+#
+# *What you may use:* anything but `course_lib`'s reference code.
 
 # %% id="868ebf09"
 # BEGIN SOLUTION
@@ -135,6 +139,8 @@ assert abs(jac_small - 0.22) < 0.005
 # ### ✏️ 9.2 Apply: the numbers behind question 4
 #
 # Compute the number of entries of one head's attention matrix for 512 tokens (`entries_512`) and for 100,000 tokens (`entries_100k`), and the memory the second one takes in float32, in GB of 10⁹ bytes (`gb_100k`).
+#
+# *What you may use:* anything but `course_lib`'s reference code.
 
 # %% id="5c617806"
 # BEGIN SOLUTION

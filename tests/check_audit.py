@@ -48,9 +48,9 @@ def audited(run):
     """``Exercise.run`` that fails the test if the check changed anything it fingerprints."""
 
     @functools.wraps(run)
-    def audited_run(exercise, *answers):
+    def audited_run(exercise, *answers, **options):
         before = fingerprint(answers, exercise.names)
-        result = run(exercise, *answers)
+        result = run(exercise, *answers, **options)
         changed = changes(before, fingerprint(answers, exercise.names))
         if changed:  # pytest.fail is a BaseException: no `except Exception` in a check hides it
             pytest.fail(

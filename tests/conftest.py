@@ -4,7 +4,7 @@ import pytest
 import torch
 from check_audit import audited
 
-from course_lib.checks import Exercise
+from course_lib.checks import Exercise, _rules
 
 # One thread: results are bit-identical only at a fixed thread count, and on a busy
 # two-core machine two threads can be many times slower than one. `make test-portable` runs
@@ -25,3 +25,14 @@ def _checks_leave_the_session_alone(request, monkeypatch):
     The lesson modules run every exercise's model answer, stub and typical mistakes."""
     if request.path.name.startswith("test_check"):
         monkeypatch.setattr(Exercise, "run", audited(Exercise.run))
+
+
+@pytest.fixture(autouse=True)
+def _reference_code_as_answers(request, monkeypatch):
+    """The check tests hand in course_lib's own functions as right answers (and build wrong
+    ones on them), which the exercises' rules would refuse as "uses course_lib". There, only
+    tests marked ``@pytest.mark.rules`` see that rule; the others test the verdict on values.
+    The rules themselves are tested in test_check_rules.py, and on real notebooks by nbval and
+    the grader's validation of solutions/ and lessons/."""
+    if request.path.name.startswith("test_check") and not request.node.get_closest_marker("rules"):
+        monkeypatch.setattr(_rules, "course_lib_uses", lambda *args, **kwargs: set())

@@ -168,6 +168,12 @@ WRONG = [
     ("1.2-attention-path-0", "1.2", (100, 99, 1, 0), ["one hop"]),
     ("1.2-attention-path-99", "1.2", (100, 99, 1, 99), ["attends to word 1 directly"]),
     ("1.2-fraction", "1.2", (100, 99.5, 1, 1), ["whole numbers"]),
+    ("1.2-steps-101", "1.2", (101, 99, 1, 1), ["h0 is the initial state"]),
+    ("1.2-attention-steps-0", "1.2", (100, 99, 0, 1), ["still runs once"]),
+    ("1.2-attention-steps-2", "1.2", (100, 99, 2, 1), ["sequential operations per layer"]),
+    ("1.2-attention-path-2", "1.2", (100, 99, 1, 2), ["still one hop"]),
+    ("1.2-rnn-path-other", "1.2", (100, 97, 1, 1), ["count the arrows"]),
+    ("1.2-attention-path-other", "1.2", (100, 99, 1, 3), ["in one hop"]),
     ("1.2-list", "1.2", ([100, 99], 99, 1, 1), ["`rnn_steps` should be one number"]),
     ("1.3-swapped", "1.3", (recurrent_cost, attention_cost, 512), ["swapped"]),
     ("1.3-n-d", "1.3", (lambda n, d: n * d, recurrent_cost, 512), ["`attention_cost(50, 512)`", "n²·d = 1,280,000", "one pass"]),
@@ -180,7 +186,18 @@ WRONG = [
     ("1.3-crossover-squared", "1.3", (attention_cost, recurrent_cost, 512**2), ["n = d"]),
     ("1.3-crossover-root", "1.3", (attention_cost, recurrent_cost, 22.6), ["whole numbers"]),
     ("1.3-crossover-root-int", "1.3", (attention_cost, recurrent_cost, 23), ["√512"]),
-    ("1.3-crossover-other", "1.3", (attention_cost, recurrent_cost, 256), ["solve for n"]),
+    ("1.3-crossover-other", "1.3", (attention_cost, recurrent_cost, 100), ["solve for n"]),
+    ("1.3-crossover-half", "1.3", (attention_cost, recurrent_cost, 256), ["not d/2"]),
+    ("1.3-crossover-one-past", "1.3", (attention_cost, recurrent_cost, 513), ["already the dearer", "n = d"]),
+    ("1.3-n-squared-over-d", "1.3", (lambda n, d: n * n / d, recurrent_cost, 512), ["computes n²·d⁻¹", "d-long dot product"]),
+    ("1.3-twice", "1.3", (lambda n, d: 2 * n * n * d, recurrent_cost, 512), ["computes 2·n²·d", "counts once"]),
+    ("1.3-n-cubed", "1.3", (lambda n, d: n**3 * d, recurrent_cost, 512), ["computes n³·d", "n² pairs"]),
+    ("1.3-no-self-pairs", "1.3", (lambda n, d: n * (n - 1) * d, recurrent_cost, 512), ["attends to itself"]),
+    ("1.3-constant", "1.3", (lambda n, d: 7, recurrent_cost, 512), ["returns 7 whatever n and d are"]),
+    ("1.3-recurrent-n", "1.3", (attention_cost, lambda n, d: n, 512), ["computes n, but", "d × d matrix"]),
+    ("1.3-recurrent-n-1-steps", "1.3", (attention_cost, lambda n, d: (n - 1) * d * d, 512), ["n steps, not n - 1"]),
+    ("1.3-recurrent-four-gates", "1.3", (attention_cost, lambda n, d: 4 * n * d * d, 512), ["no factor 4"]),
+    ("1.3-off-by-one", "1.3", (lambda n, d: n * n * d + 1, recurrent_cost, 512), ["should be n²·d = 1,280,000; got 1,280,001."]),
     ("1.3-crash", "1.3", (lambda n, d: n / 0, recurrent_cost, 512), ["ZeroDivisionError", "with n = 50, d = 512"]),
     ("1.4-first-position", "1.4", (accuracy(score_first=True),), ["position 1", "2..L"]),
     ("1.4-sequence-as-tokens", "1.4", (accuracy(sequence=lambda r: r.mean()),), ["token accuracy again"]),
@@ -188,17 +205,34 @@ WRONG = [
     ("1.4-swapped", "1.4", (accuracy(swap=True),), ["swapped"]),
     ("1.4-percent", "1.4", (in_percent,), ["not percentages"]),
     ("1.4-counts", "1.4", (lambda p, t: ((p[:, 1:] == t[:, 1:]).sum().item(), (p[:, 1:] == t[:, 1:]).all(1).sum().item()),), ["not percentages or counts"]),
-    ("1.4-one-number", "1.4", (lambda p, t: 0.8,), ["a pair (token_accuracy, sequence_accuracy)"]),
+    ("1.4-one-number", "1.4", (lambda p, t: 0.8,), ["a pair of numbers (token_accuracy, sequence_accuracy)"]),
     ("1.4-sequence-dim-0", "1.4", (accuracy(sequence=lambda r: r.all(dim=0).float().mean()),), ["wrong dimension", ".all(dim=1)"]),
     ("1.4-last-position-dropped", "1.4", (shifted_accuracy,), ["positions 1..L-1", "predicted[:, 1:]"]),
     ("1.4-none-second", "1.4", (lambda p, t: (0.85, None),), ["`sequence_accuracy`"]),
+    ("1.4-error-rates", "1.4", (lambda p, t: _rates(p[:, 1:] != t[:, 1:]),), ["error rates", "=="]),
+    ("1.4-from-position-3", "1.4", (lambda p, t: _rates(p[:, 2:] == t[:, 2:]),), ["positions 3..L"]),
+    ("1.4-last-left-out", "1.4", (lambda p, t: _rates(p[:, 1:-1] == t[:, 1:-1]),), ["last position is left out"]),
+    ("1.4-sliced-differently", "1.4", (lambda p, t: _rates(p[:, 2:] == t[:, 1:]),), ["RuntimeError", "sliced differently"]),
+    ("1.4-boolean-mean", "1.4", (lambda p, t: ((p == t).mean().item(), 0.5),), ["booleans, which have no mean", ".float()"]),
+    ("1.4-dim-2", "1.4", (lambda p, t: (0.85, (p == t).all(dim=2).float().mean().item()),), ["IndexError", "dim=1"]),
+    ("1.4-tensor-pair", "1.4", (lambda p, t: torch.tensor([0.85, 0.5]),), ["a pair of numbers", "a tensor of shape (2,)"]),
+    ("1.4-none", "1.4", (lambda p, t: None,), ["returned None"]),
+    ("1.4-negative", "1.4", (lambda p, t: (-0.85, 0.5),), ["never negative"]),
+    ("1.4-all-without-dim", "1.4", (lambda p, t: _rates(p[:, 1:] == t[:, 1:])[:1] + (float((p[:, 1:] == t[:, 1:]).all()),),), [".all() without dim", ".all(dim=1)"]),
+    ("1.3-negative", "1.3", (lambda n, d: -n * n * d, recurrent_cost, 512), ["sign is flipped"]),
+    ("1.3-fraction", "1.3", (lambda n, d: n * n * d + 0.5, recurrent_cost, 512), ["a / where a * belongs"]),
+    ("1.5-negative", "1.5", (lambda d, h: -lstm_parameters(d, h),), ["sign is flipped"]),
+    ("1.5-division", "1.5", (lambda d, h: 4 * h / d + 4 * h * h + 8 * h,), ["a / where a * belongs"]),
+    ("1.6-negative", "1.6", (lambda n, heads=1, layers=1, batch=1: -attention_bytes(n, heads, layers, batch),), ["sign is flipped"]),
+    ("1.4-other", "1.4", (lambda p, t: (0.85, 0.75),), ["the sequence accuracy is 0.7500, expected 0.5000"]),
     ("1.5-one-bias", "1.5", (lambda d, h: 4 * h * (d + h) + 4 * h,), ["two bias vectors"]),
     ("1.5-no-bias", "1.5", (lambda d, h: 4 * h * (d + h),), ["biases are missing"]),
     ("1.5-no-recurrent", "1.5", (lambda d, h: 4 * h * d + 8 * h,), ["W_hh"]),
     ("1.5-one-gate", "1.5", (lambda d, h: h * (d + h) + 2 * h,), ["four gates", "multiply by 4"]),
     ("1.5-gru", "1.5", (lambda d, h: 3 * h * (d + h) + 6 * h,), ["GRU"]),
     ("1.5-both-directions", "1.5", (lambda d, h: 2 * lstm_parameters(d, h),), ["both directions"]),
-    ("1.5-other", "1.5", (lambda d, h: 7,), ["should be 197,632; got 7"]),
+    ("1.5-constant", "1.5", (lambda d, h: 7,), ["= 7, not 197,632", "returns 7 whatever d_in and hidden are"]),
+    ("1.5-other", "1.5", (lambda d, h: 4 * h * (d + h) + 8 * h if d < 100 else 3,), ["`lstm_parameters(256, 128)` = 3, not 197,632", "4·hidden·d_in (W_ih) + 4·hidden² (W_hh) + 8·hidden"]),
     ("1.6-entries", "1.6", (lambda n, heads=1, layers=1, batch=1: n * n * heads * layers * batch,), ["number of entries", "4 bytes"]),
     ("1.6-float16", "1.6", (lambda n, heads=1, layers=1, batch=1: 2 * n * n * heads * layers * batch,), ["float16"]),
     ("1.6-float64", "1.6", (lambda n, heads=1, layers=1, batch=1: 8 * n * n * heads * layers * batch,), ["float64"]),
@@ -212,21 +246,85 @@ WRONG = [
     ("1.6-mib", "1.6", (lambda n, heads=1, layers=1, batch=1: attention_bytes(n, heads, layers, batch) / 2**20,), ["in MiB"]),
     ("1.6-gb", "1.6", (lambda n, heads=1, layers=1, batch=1: attention_bytes(n, heads, layers, batch) / 1e9,), ["in GB"]),
     ("1.6-no-keywords", "1.6", (lambda n: 4 * n * n,), ["def attention_bytes(n, heads=1, layers=1, batch=1)"]),
-    ("1.6-other", "1.6", (lambda n, heads=1, layers=1, batch=1: 5,), ["should be 4·n²·heads·layers·batch = 1,048,576"]),
+    ("1.6-constant", "1.6", (lambda n, heads=1, layers=1, batch=1: 5,), ["gave 5: your function returns 5 whatever n, heads, layers and batch are"]),
+    ("1.6-other", "1.6", (lambda n, heads=1, layers=1, batch=1: 4 * n * n * heads * layers * batch + 1,), ["should be 4·n²·heads·layers·batch = 1,048,576; got 1,048,577"]),
+    ("1.6-entries-no-batch", "1.6", (lambda n, heads=1, layers=1, batch=1: n * n * heads * layers,), ["number of entries", "batch was ignored"]),
+    ("1.6-heads-squared", "1.6", (lambda n, heads=1, layers=1, batch=1: 4 * n * n * heads**2 * layers * batch,), ["heads appears to the power 2"]),
+    ("1.6-no-defaults", "1.6", (lambda n, heads, layers, batch: 4 * n * n * heads * layers * batch,), ["default 1"]),
     ("1.7-a", "1.7", ("a",), ["entry count is right"]),
     ("1.7-c", "1.7", ("c",), ["4 bytes"]),
     ("1.7-d", "1.7", ("d",), ["one head, one layer"]),
 ]  # fmt: skip
 
 
+# The rejections above that do not name a mistake, and the kind of diagnosis they are.
+NOT_NAMED = {
+    "1.1-not-a-letter": "type",
+    "1.2-fraction": "type",
+    "1.2-list": "shape",
+    "1.2-rnn-path-other": "difference",
+    "1.2-attention-path-other": "difference",
+    "1.3-crossover-root": "type",
+    "1.3-crossover-other": "difference",
+    "1.3-off-by-one": "difference",
+    "1.3-crash": "exception",
+    "1.4-one-number": "type",
+    "1.4-none-second": "type",
+    "1.4-tensor-pair": "type",
+    "1.4-other": "difference",
+    "1.5-other": "difference",
+    "1.6-other": "difference",
+}
+
+
 @pytest.mark.parametrize(
-    "exercise_id, answers, words", [pytest.param(*r[1:], id=r[0]) for r in WRONG]
+    "case, exercise_id, answers, words", [pytest.param(*r, id=r[0]) for r in WRONG]
 )
-def test_typical_mistakes_are_named(exercise_id, answers, words):
+def test_typical_mistakes_are_named(case, exercise_id, answers, words):
     result = check(exercise_id, *answers)
     assert result.status == FAILED, result.message
     for word in words:
         assert word in result.message, result.message
+    assert result.diagnosis == NOT_NAMED.get(case, "mistake"), result.message
+
+
+def _rates(right):
+    return right.float().mean().item(), right.all(dim=1).float().mean().item()
+
+
+# 1.5: every miscount of the LSTM's parameters is named (a review found only "off by") --------
+
+
+def one_gate(d, h):
+    return h * d + h * h + 2 * h
+
+
+LSTM_MISCOUNTS = [
+    pytest.param(one_gate, ["= 49,408, not 197,632", "one gate", "four gates"], id="one-gate"),
+    pytest.param(lambda d, h: h * (d + h) + h, ["one gate with one bias"], id="one-gate-one-bias"),
+    pytest.param(lambda d, h: 4 * h * (d + h) + 4 * h, ["b_ih and b_hh"], id="one-bias"),
+    pytest.param(lambda d, h: lstm_parameters(h, d), ["d_in and hidden are swapped"], id="swapped"),
+    pytest.param(lambda d, h: 4 * d * (d + h) + 8 * d, ["d_in and hidden are swapped"], id="swapped-2"),
+    pytest.param(lambda d, h: 2 * one_gate(d, h), ["counts 2 gates", "four"], id="two-gates"),
+    pytest.param(lambda d, h: 4 * h * d + 4 * h * h + 8 * d, ["sized them by d_in"], id="bias-by-d_in"),
+    pytest.param(lambda d, h: 4 * h * (d + h) + 2 * h, ["4·hidden·d_in + 4·hidden² + 2·hidden", "8·hidden"], id="biases-2h"),
+    pytest.param(lambda d, h: 5 * h * d + 4 * h * h + 8 * h, ["5·hidden·d_in", "W_ih"], id="five-input-gates"),
+    pytest.param(lambda d, h: lstm_parameters(d, h) + 1, ["adds 1"], id="plus-one"),
+    pytest.param(lambda d, h: 4 * h * h + 8 * h, ["W_ih", "missing", "x_t"], id="no-input-weights"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("answer, words", LSTM_MISCOUNTS)
+def test_every_lstm_miscount_is_named(answer, words):
+    result = check("1.5", answer)
+    assert (result.status, result.diagnosis) == (FAILED, "mistake"), result.message
+    for word in words:
+        assert word in result.message, result.message
+
+
+def test_the_lstm_formula_is_pytorchs_count():
+    for d_in, hidden in [(256, 128), (64, 128), (3, 5), (1, 1), (13, 3)]:
+        assert lstm_parameters(d_in, hidden) == lstm_parameters_by_pytorch(d_in, hidden)
 
 
 def test_a_wrong_number_of_answers_says_what_to_write():
@@ -244,4 +342,4 @@ def test_the_accuracy_check_does_not_let_the_learner_change_its_batch():
 
     result = check("1.4", overwrite)
     assert result.status == FAILED
-    assert "expected (0.8500, 0.50)" in result.message
+    assert "the token accuracy is 1.0000, expected 0.8500" in result.message

@@ -185,7 +185,7 @@ WRONG = _cases([
     ("2.4-no-logs", "2.4", lambda: lab_answers(fit=lambda x, y: np.polyfit(np.exp(x), np.exp(y), 1)[0]), ["ordinary axes", "log-log"]),
     ("2.4-dict", "2.4", lambda: (dict(zip(DIMS, DIMS, strict=True)), 1.0), ["is a dict", "one variance per d_k"]),
     ("2.4-three-dims", "2.4", lambda: ([1.0, 4.0, 64.0], 1.0), ["one per d_k", "got (3,)"]),
-    ("2.4-not-log-log", "2.4", lambda: (DIMS, float(np.polyfit(np.log(DIMS), DIMS, 1)[0])), ["(log d_k, log variance)", "close to 1"]),
+    ("2.4-not-log-log", "2.4", lambda: (DIMS, float(np.polyfit(np.log(DIMS), DIMS, 1)[0])), ["take the log of the variances too"]),
     ("2.5-elementwise", "2.5", lambda: (Q * Q, COSINES), ["entry by entry", "Q @ K.T"]),
     ("2.5-wrong-order", "2.5", lambda: (Q.T @ Q, COSINES), ["(d, d) = (2, 2)", "wrong order"]),
     ("2.5-diagonal", "2.5", lambda: ((Q * Q).sum(-1), COSINES), ["each word with itself"]),
@@ -204,12 +204,67 @@ WRONG = _cases([
 ])  # fmt: skip
 
 
-@pytest.mark.parametrize("exercise_id, answers, words", WRONG)
-def test_typical_mistakes_are_named(exercise_id, answers, words):
+def _fit(degree=1, index=0, x=np.log, y=np.log, swap=False):
+    def fit(dims, variances):
+        xs, ys = x(np.exp(dims)), y(np.exp(variances))  # lab_answers hands in the logs
+        return np.polyfit(*((ys, xs) if swap else (xs, ys)), degree)[index]
+
+    return fit
+
+
+def _same(x):
+    return x
+
+
+MORE_WRONG = _cases([
+    ("2.2-a-with-itself", "2.2", lambda: (a @ a, COS, ANGLE), ["a·a = |a|²"]),
+    ("2.2-product-of-sums", "2.2", lambda: (a.sum() * b.sum(), COS, ANGLE), ["multiplies the sums"]),
+    ("2.2-cos-vector-length", "2.2", lambda: (DOT, DOT / (a * np.linalg.norm(b)), ANGLE), ["three numbers", "np.linalg.norm(a) is one number"]),
+    ("2.2-cos-ratio-of-lengths", "2.2", lambda: (DOT, DOT / (np.linalg.norm(a) / np.linalg.norm(b)), ANGLE), ["|a| / |b|", "product"]),
+    ("2.2-cos-upside-down", "2.2", lambda: (DOT, 1 / COS, ANGLE), ["upside down"]),
+    ("2.2-cos-times-lengths", "2.2", lambda: (DOT, DOT * math.sqrt(14 * 21), ANGLE), ["multiplied by |a| |b|"]),
+    ("2.2-angle-of-cosine", "2.2", lambda: (DOT, COS, math.degrees(COS)), ["the cosine itself to degrees", "np.arccos"]),
+    ("2.2-angle-radians-twice", "2.2", lambda: (DOT, COS, math.radians(math.acos(COS))), ["the wrong way", "np.degrees"]),
+    ("2.3-nan", "2.3", lambda: (float("nan"), 512.0, 11.3), ["NaN", "single number"]),
+    ("2.3-three-components", "2.3", lambda: (3.0, 512.0, 13.0), ["fits vectors of 3 components", "torch.randn(n, 4)"]),
+    ("2.3-d_k-4-twice", "2.3", lambda: (4.0, 4.1, 1.0), ["the variance at d_k = 4", "width 512"]),
+    ("2.3-ratio-product", "2.3", lambda: (4.0, 512.0, math.sqrt(4 * 512)), ["multiplied", "divide them"]),
+    ("2.3-ratio-difference", "2.3", lambda: (4.0, 512.0, math.sqrt(512) - 2), ["difference of the standard deviations"]),
+    ("2.3-ratio-mixed", "2.3", lambda: (4.0, 512.0, 512 / 2), ["mixes a variance with a standard deviation"]),
+    ("2.4-x-not-logged", "2.4", lambda: lab_answers(fit=_fit(x=_same)), ["against d_k itself"]),
+    ("2.4-x-y-swapped", "2.4", lambda: lab_answers(fit=_fit(swap=True)), ["x and y are swapped"]),
+    ("2.4-parabola", "2.4", lambda: lab_answers(fit=_fit(degree=2)), ["parabola", "degree 1"]),
+    ("2.4-constant", "2.4", lambda: lab_answers(fit=_fit(degree=0)), ["fits a constant"]),
+    ("2.4-nan", "2.4", lambda: ([float("nan"), 4.0, 64.0, 512.0], 1.0), ["(at d_k = 1)` is NaN"]),
+    ("2.4-one-width-for-all", "2.4", lambda: ([4.0, 4.0, 4.0, 4.0], 0.0), ["the variance at d_k = 4", "width 1"]),
+    ("2.2-the-vector-a", "2.2", lambda: (a, COS, ANGLE), ["the vector a itself"]),
+    ("2.3-negative", "2.3", lambda: (-4.0, 512.0, 11.3), ["negative, which a variance never is"]),
+    ("2.3-ratio-one-std", "2.3", lambda: (4.0, 512.0, math.sqrt(512)), ["√var_512", "divide it by"]),
+    ("2.5-cos-lengths-untransposed", "2.5", lambda: (SCORES, SCORES / (LENGTHS * LENGTHS)), ["|qᵢ|²", "lengths * lengths.T"]),
+    ("2.5-cos-ratio-of-lengths", "2.5", lambda: (SCORES, SCORES / (LENGTHS / LENGTHS.T)), ["|qᵢ| / |kⱼ|"]),
+    ("2.5-cos-times-lengths", "2.5", lambda: (SCORES, SCORES * (LENGTHS * LENGTHS.T)), ["multiplied by the lengths"]),
+    ("2.5-cos-upside-down", "2.5", lambda: (SCORES, (LENGTHS * LENGTHS.T) / SCORES), ["upside down"]),
+    ("2.5-cos-sum-of-lengths", "2.5", lambda: (SCORES, SCORES / (LENGTHS + LENGTHS.T)), ["|qᵢ| + |kⱼ|"]),
+])  # fmt: skip
+
+# The rejections above that do not name a mistake, and the kind of diagnosis they are.
+NOT_NAMED = {
+    "2.1-not-a-letter": "type",
+    "2.2-cos-as-array": "shape",
+    "2.4-dict": "type",
+    "2.4-three-dims": "shape",
+    "2.5-wrong-shape": "shape",
+}
+
+
+@pytest.mark.parametrize("exercise_id, answers, words", WRONG + MORE_WRONG)
+def test_typical_mistakes_are_named(exercise_id, answers, words, request):
     result = check(exercise_id, *answers())
     assert result.status == FAILED
     for word in words:
         assert word in result.message, result.message
+    case = request.node.callspec.id
+    assert result.diagnosis == NOT_NAMED.get(case, "mistake"), result.message
 
 
 # Near misses fail and say how far off --------------------------------------------------------------
@@ -218,9 +273,9 @@ NEAR_MISSES = _cases([
     ("2.2-dot", "2.2", lambda: (-7, COS, ANGLE), "`dot_ab` is off by up to 1: expected -8.0000, got -7.0000"),
     ("2.2-cos", "2.2", lambda: (DOT, COS + 0.05, ANGLE), "`cos_ab` is off by up to 0.05"),
     ("2.2-angle", "2.2", lambda: (DOT, COS, 118.5), "`angle_ab` is off by up to 0.688: expected 117.8118, got 118.5000"),
-    ("2.3-var", "2.3", lambda: (4.0, 400.0, 10.0), "`var_512` = 400; expected about d_k = 512"),
-    ("2.3-ratio", "2.3", lambda: (4.0, 512.0, 10.0), "`std_ratio` = 10; expected √(512/4) ≈ 11.3"),
-    ("2.4-slope", "2.4", lambda: (DIMS, 1.2), "`loglog_slope` = 1.200"),
+    ("2.3-var", "2.3", lambda: (4.0, 400.0, 10.0), "`var_512` = 400, 0.781·d_k; Var(q·k) should be d_k = 512"),
+    ("2.3-ratio", "2.3", lambda: (4.0, 512.0, 10.0), "`std_ratio` = 10; expected √(var_512 / var_4) ≈ √(512/4) ≈ 11.3"),
+    ("2.4-slope", "2.4", lambda: (DIMS, 1.2), "`loglog_slope` = 1.200, while your dot_variances give a slope of 1.000"),
     ("2.5-one-entry", "2.5", lambda: (SCORES + 0.05 * torch.eye(3)[1:2].T @ torch.eye(3)[0:1], COSINES), "`qk_scores` is off by up to 0.05 at index (1, 0): expected 1.2000, got 1.2500"),
 ])  # fmt: skip
 
@@ -228,5 +283,5 @@ NEAR_MISSES = _cases([
 @pytest.mark.parametrize("exercise_id, answers, words", NEAR_MISSES)
 def test_near_misses_fail_and_say_how_far_off(exercise_id, answers, words):
     result = check(exercise_id, *answers())
-    assert result.status == FAILED
+    assert (result.status, result.diagnosis) == (FAILED, "difference")
     assert words in result.message, result.message

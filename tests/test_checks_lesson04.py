@@ -13,11 +13,39 @@ from torch import nn
 
 from course_lib.attention import MultiHeadAttention
 from course_lib.checks import EXERCISES, FAILED, NOT_DONE, PASSED, check
-from course_lib.checks.lesson04 import STAGES
+from course_lib.checks._core import DIFFERENCE, EXCEPTION, MISTAKE, RULE, TYPE
+from course_lib.parameters import count_parameters
 
 
 def _cases(rows):
     return [pytest.param(*row[1:], id=row[0]) for row in rows]
+
+
+# What each wrong answer's diagnosis is, where it is not a named mistake (MISTAKE).
+KINDS = {
+    "4.1-other": TYPE,
+    "4.2-text": TYPE,
+    "4.2-nan": TYPE,
+    "4.7-other": DIFFERENCE,
+    "twenty-biases": DIFFERENCE,
+    "crashes": EXCEPTION,
+    "hard-coded-3-heads": EXCEPTION,
+    "returns-numpy": TYPE,
+    "output-only": TYPE,
+    "a-list": TYPE,
+    "shapes-not-tensors": TYPE,
+    "numpy-stage": TYPE,
+    "nudged-heads": DIFFERENCE,
+}
+
+
+def _fails(result, words, request):
+    """The result failed, its message has every word, and its diagnosis is the expected one."""
+    assert result.status == FAILED, result.message
+    for word in words:
+        assert word in result.message, result.message
+    case = request.node.callspec.id
+    assert result.diagnosis == KINDS.get(case, MISTAKE), (case, result.diagnosis, result.message)
 
 
 # Reference answers ---------------------------------------------------------------------------
@@ -48,16 +76,25 @@ def mha_with_einsum(x, w_q, w_k, w_v, w_o, n_heads):
     return heads.flatten(-2) @ w_o, weights
 
 
-def walk_shapes(d_model, n_heads, batch=2, seq_len=10):
-    x = torch.randn(batch, seq_len, d_model)
-    q = nn.Linear(d_model, d_model)(x)
+def walk_stages(x, w_q, w_k, w_v, w_o, n_heads):
+    q = x @ w_q
     q_heads = split_heads(q, n_heads)
-    scores = q_heads @ q_heads.transpose(-2, -1)
-    heads = scores.softmax(-1) @ q_heads
+    k_heads, v_heads = split_heads(x @ w_k, n_heads), split_heads(x @ w_v, n_heads)
+    scores = q_heads @ k_heads.transpose(-2, -1) / math.sqrt(q_heads.shape[-1])
+    heads = scores.softmax(dim=-1) @ v_heads
     concat = merge_heads(heads)
-    output = nn.Linear(d_model, d_model)(concat)
-    stages = dict(x=x, q=q, q_heads=q_heads, scores=scores, heads=heads, concat=concat, output=output)  # fmt: skip
-    return {name: tuple(t.shape) for name, t in stages.items()}
+    return dict(x=x, q=q, q_heads=q_heads, scores=scores, heads=heads, concat=concat, output=concat @ w_o)  # fmt: skip
+
+
+def walk_with_einsum(x, w_q, w_k, w_v, w_o, n_heads):
+    """The same stages, in float32 and with einsum: equally right."""
+    x32, (w_q, w_k, w_v, w_o) = x.float(), (w.float() for w in (w_q, w_k, w_v, w_o))
+    q = torch.einsum("btd,de->bte", x32, w_q)
+    q_heads, k_heads, v_heads = (t.unflatten(-1, (n_heads, -1)).transpose(1, 2) for t in (q, x32 @ w_k, x32 @ w_v))  # fmt: skip
+    scores = torch.einsum("bhqd,bhkd->bhqk", q_heads, k_heads) * q_heads.shape[-1] ** -0.5
+    heads = torch.softmax(scores, -1) @ v_heads
+    concat = heads.transpose(1, 2).flatten(-2)
+    return dict(x=x32, q=q, q_heads=q_heads, scores=scores, heads=heads, concat=concat, output=concat @ w_o)  # fmt: skip
 
 
 def mha_parameter_count(d_model, n_heads, bias):
@@ -82,7 +119,8 @@ RIGHT = [
     pytest.param("4.6", (multi_head_attention,), id="4.6"),
     pytest.param("4.6", (mha_with_einsum,), id="4.6-einsum"),
     pytest.param("4.7", (12_480, 16_640), id="4.7"),
-    pytest.param("4.8", (walk_shapes,), id="4.8"),
+    pytest.param("4.8", (walk_stages,), id="4.8"),
+    pytest.param("4.8", (walk_with_einsum,), id="4.8-einsum-float32"),
     pytest.param("4.9", (mha_parameter_count,), id="4.9"),
     pytest.param("4.9", (count_by_building,), id="4.9-by-building"),
 ]  # fmt: skip
@@ -114,8 +152,8 @@ def mha_on_a_stub(x, w_q, w_k, w_v, w_o, n_heads):
     return q, q
 
 
-def walk_on_a_stub(d_model, n_heads, batch=2, seq_len=10):
-    return {"q_heads": split_heads_stub(torch.randn(batch, seq_len, d_model), n_heads)}
+def walk_on_a_stub(x, w_q, w_k, w_v, w_o, n_heads):
+    return {"q_heads": split_heads_stub(x @ w_q, n_heads)}
 
 
 @pytest.mark.parametrize("exercise_id, answer", [("4.6", mha_on_a_stub), ("4.8", walk_on_a_stub)])
@@ -147,24 +185,26 @@ WRONG_COUNTS = _cases([
     ("4.2-no-W_O-bias", "4.2", (1_048_576, 1_050_112), ["W^O has a bias too"]),
     ("4.2-bias-d_k", "4.2", (1_048_576, 1_048_832), ["not d_k"]),
     ("4.2-bias-per-head", "4.2", (1_048_576, 1_064_960), ["not once per head"]),
-    ("4.2-text", "4.2", ("1,048,576", 1_050_624), ["should be numbers"]),
+    ("4.2-text", "4.2", ("1,048,576", 1_050_624), ["is the text '1,048,576', not a number", "1_048_576"]),
     ("4.2-fraction", "4.2", (1_048_576.5, 1_050_624), ["whole number"]),
+    ("4.2-slices", "4.2", (950_272, 1_050_624), ["29 heads' slices of 512 x 64", "the 8 heads' slices of a projection make one 512 x 512 matrix"]),
+    ("4.2-two-matrices", "4.2", (524_288, 1_050_624), ["2 weight matrices of 512 x 512 and 0 bias vectors"]),
     ("4.2-nan", "4.2", (float("nan"), 1_050_624), ["`total_weights` = nan", "whole number"]),
     ("4.7-swapped", "4.7", (16_640, 12_480), ["swapped"]),
     ("4.7-no-bias-three", "4.7", (12_288, 16_640), ["64 biases"]),
     ("4.7-no-bias-four", "4.7", (12_480, 16_384), ["biases by default"]),
     ("4.7-no-W_O", "4.7", (12_480, 12_480), ["output map W^O"]),
     ("4.7-per-head", "4.7", (12_480, 66_560), ["share the 64 x 64 maps"]),
-    ("4.7-other", "4.7", (12_481, 16_640), ["count 3 × (64·64 + 64)"]),
+    ("4.7-other", "4.7", (13_312, 16_640), ["`params_three_linears` = 13,312: expected 12,480: 3 matrices of 64 x 64 and 3 bias vectors of 64"]),
+    ("4.7-not-a-multiple", "4.7", (12_481, 16_640), ["12,481, which is not a multiple of d_model = 64 (1 more than one)"]),
+    ("4.7-two-maps", "4.7", (8_320, 16_640), ["2 weight matrices of 64 x 64 and 2 bias vectors", "3 matrices of 64 x 64 and 3 bias vectors"]),
 ])  # fmt: skip
 
 
 @pytest.mark.parametrize("exercise_id, answers, words", WRONG_COUNTS)
-def test_typical_miscounts_are_named(exercise_id, answers, words):
+def test_typical_miscounts_are_named(exercise_id, answers, words, request):
     result = check(exercise_id, *answers)
-    assert result.status == FAILED
-    for word in words:
-        assert word in result.message, result.message
+    _fails(result, words, request)
 
 
 def _formula(weights, biases):
@@ -178,17 +218,29 @@ WRONG_FORMULAS = _cases([
     ("bias-always", lambda d, h, bias: 4 * d * d + 4 * d, ["bias = False", "bias=False: count the weights only"]),
     ("bias-one-number", _formula(lambda d, h: 4 * d * d, lambda d, h: 4), ["not one number"]),
     ("bias-d_k", _formula(lambda d, h: 4 * d * d, lambda d, h: 4 * (d // h)), ["not d_k"]),
-    ("hard-coded-64", lambda d, h, bias: 16_640 if bias else 16_384, ["d_model = 512", "expected 1,050,624"]),
+    ("bias-n_heads", _formula(lambda d, h: 4 * d * d, lambda d, h: 4 * h), ["for d_model = 64, n_heads = 8, bias = True it returned 16,416", "counted 4·n_heads times"]),
+    ("bias-as-a-row-and-column", _formula(lambda d, h: 4 * d * d, lambda d, h: 8 * d + 4), ["4·(d_model + 1)²"]),
+    ("no-W_O-without-bias-only", lambda d, h, bias: 4 * d * d + 4 * d if bias else 3 * d * d, ["bias = False it returned 12,288", "output projection W^O"]),
+    ("hard-coded-64", lambda d, h, bias: 16_640 if bias else 16_384, ["d_model = 512", "the same count as for every other d_model"]),
+    ("off-by-one", lambda d, h, bias: 4 * d * d + (4 * d if bias else 0) + 1, ["for d_model = 64, n_heads = 8, bias = True it returned 16,641, which is not a multiple of d_model = 64"]),
+    ("twenty-biases", lambda d, h, bias: 4 * d * d + (20 * d if bias else 0), ["bias = True it returned 17,664: expected 16,640: 4 matrices of 64 x 64 and 4 bias vectors of 64"]),
+    ("negative", lambda d, h, bias: -(4 * d * d + (4 * d if bias else 0)), ["returned -16,640: a count is never negative"]),
+    ("a-division", lambda d, h, bias: 4 * d * d + (4 * d / 3 if bias else 0), ["is not a whole number", "a / probably stands where a * belongs"]),
+    ("returns-nothing", lambda d, h, bias: None, ["`mha_parameter_count` returned None"]),
     ("crashes", lambda d, h, bias: d / 0, ["ZeroDivisionError", "when called for d_model = 64"]),
 ])  # fmt: skip
 
 
 @pytest.mark.parametrize("formula, words", WRONG_FORMULAS)
-def test_typical_mistakes_are_named_4_9(formula, words):
+def test_typical_mistakes_are_named_4_9(formula, words, request):
     result = check("4.9", formula)
-    assert result.status == FAILED
-    for word in words:
-        assert word in result.message, result.message
+    _fails(result, words, request)
+
+
+def test_biases_counted_per_head_are_not_blamed_on_d_k_4_9():
+    """At d_model = 64, h = 8, 4·n_heads = 4·d_k: the check names what the function did."""
+    result = check("4.9", _formula(lambda d, h: 4 * d * d, lambda d, h: 4 * h))
+    assert "n_heads" in result.message and "not d_k" not in result.message, result.message
 
 
 # Split and merge -----------------------------------------------------------------------------
@@ -209,16 +261,14 @@ WRONG_SPLITS = _cases([
     ("batch-and-heads-merged", _split_as(lambda x, B, T, H, Dk: x.view(B, T, H, Dk).transpose(1, 2).reshape(B * H, T, Dk)), ["batch and head axes are merged"]),
     ("float-d_k", _split_as(lambda x, B, T, H, Dk: x.view(B, T, H, x.shape[-1] / H).transpose(1, 2)), ["a size was a float", "d_model // n_heads"]),
     ("hard-coded-3-heads", lambda x, n_heads: split_heads(x, 3), ["RuntimeError", "with n_heads = 2"]),
-    ("returns-numpy", lambda x, n_heads: split_heads(x, n_heads).numpy(), ["should return a tensor", "ndarray"]),
+    ("returns-numpy", lambda x, n_heads: split_heads(x, n_heads).numpy(), ["split_heads should return a torch.Tensor; got ndarray"]),
 ])  # fmt: skip
 
 
 @pytest.mark.parametrize("answer, words", WRONG_SPLITS)
-def test_typical_mistakes_are_named_4_4(answer, words):
+def test_typical_mistakes_are_named_4_4(answer, words, request):
     result = check("4.4", answer)
-    assert result.status == FAILED
-    for word in words:
-        assert word in result.message, result.message
+    _fails(result, words, request)
 
 
 def _merge_as(fn):
@@ -240,23 +290,21 @@ WRONG_MERGES = _cases([
 
 
 @pytest.mark.parametrize("answer, words", WRONG_MERGES)
-def test_typical_mistakes_are_named_4_5(answer, words):
+def test_typical_mistakes_are_named_4_5(answer, words, request):
     result = check("4.5", answer)
-    assert result.status == FAILED
-    for word in words:
-        assert word in result.message, result.message
+    _fails(result, words, request)
 
 
 # The forward pass --------------------------------------------------------------------------
 
 
-def _mha_as(split=split_heads, merge=merge_heads, scale=None, use_wo=True, dim=-1, transpose_w=False, normalise=lambda s, dim: s.softmax(dim=dim)):  # fmt: skip
+def _mha_as(split=split_heads, merge=merge_heads, scale=None, use_wo=True, dim=-1, transpose_w=False, normalise=lambda s, dim: s.softmax(dim=dim), transpose_k=True):  # fmt: skip
     def mha(x, w_q, w_k, w_v, w_o, n_heads):
         if transpose_w:
             w_q, w_k, w_v, w_o = w_q.T, w_k.T, w_v.T, w_o.T
         q, k, v = (split(x @ w, n_heads) for w in (w_q, w_k, w_v))
         d = q.shape[-1] if scale is None else scale(x.shape[-1], q.shape[-1])
-        weights = normalise(q @ k.transpose(-2, -1) / math.sqrt(d), dim)
+        weights = normalise(q @ (k.transpose(-2, -1) if transpose_k else k) / math.sqrt(d), dim)
         concat = merge(weights @ v)
         return (concat @ w_o if use_wo else concat), weights
 
@@ -307,15 +355,15 @@ WRONG_MHA = _cases([
     ("averaged-weights", averaged_weights, ["(B, T, T)", "not their average"]),
     ("output-only", output_only, ["return a pair (output, weights)"]),
     ("hard-coded-3-heads", lambda x, *ws: multi_head_attention(x, *ws[:4], 3), ["with n_heads = 2"]),
+    ("keys-not-transposed", _mha_as(split=lambda t, H: split_heads(t, H), normalise=lambda s, dim: s.softmax(dim), transpose_k=False), ["RuntimeError", "Tip: the shapes of a matrix product don't fit", "k.transpose(-2, -1)"]),
+    ("elementwise-projection", lambda x, w_q, *rest: (x * w_q, None), ["Tip: two tensors whose shapes don't line up", "@"]),
 ])  # fmt: skip
 
 
 @pytest.mark.parametrize("answer, words", WRONG_MHA)
-def test_typical_mistakes_are_named_4_6(answer, words):
+def test_typical_mistakes_are_named_4_6(answer, words, request):
     result = check("4.6", answer)
-    assert result.status == FAILED
-    for word in words:
-        assert word in result.message, result.message
+    _fails(result, words, request)
 
 
 def test_the_reference_matches_course_lib_multi_head_attention():
@@ -329,38 +377,174 @@ def test_the_reference_matches_course_lib_multi_head_attention():
     torch.testing.assert_close(weights, ref_weights)
 
 
-# The shape walk-through ------------------------------------------------------------------------
+# Every stage of the walk, its shape and its values (4.8) ---------------------------------------
 
 
 def _walk_with(**changes):
-    def walk(d_model, n_heads, batch=2, seq_len=10):
-        shapes = walk_shapes(d_model, n_heads, batch, seq_len)
-        return shapes | {k: f(d_model, n_heads, batch, seq_len) for k, f in changes.items()}
+    """The reference walk with some stages replaced: ``stage=f(stages, x, ws, n_heads)``."""
+
+    def walk(x, w_q, w_k, w_v, w_o, n_heads):
+        stages = walk_stages(x, w_q, w_k, w_v, w_o, n_heads)
+        ws = (w_q, w_k, w_v, w_o)
+        return stages | {k: f(stages, x, ws, n_heads) for k, f in changes.items()}
 
     return walk
 
 
+def _walk_as(project=lambda x, w: x @ w, split=split_heads, scale=None, weigh=None, merge=merge_heads, values="v"):  # fmt: skip
+    """A whole walk with one step done wrong; the later stages follow from it."""
+
+    def walk(x, w_q, w_k, w_v, w_o, n_heads):
+        q = project(x, w_q)
+        q_heads, k_heads, v_heads = (split(t, n_heads) for t in (q, project(x, w_k), project(x, w_v)))  # fmt: skip
+        d_k = q_heads.shape[-1]
+        raw = q_heads @ k_heads.transpose(-2, -1)
+        scores = raw / math.sqrt(d_k) if scale is None else scale(raw, d_k, x.shape[-1])
+        weights = scores.softmax(dim=-1) if weigh is None else weigh(scores)
+        heads = weights @ {"v": v_heads, "k": k_heads, "q": q_heads}[values]
+        concat = merge(heads)
+        output = project(concat, w_o)
+        return dict(x=x, q=q, q_heads=q_heads, scores=scores, heads=heads, concat=concat, output=output)  # fmt: skip
+
+    return walk
+
+
+def _stages_of_shapes(x, w_q, w_k, w_v, w_o, n_heads):
+    """The exercise as it was: the shapes, not the tensors."""
+    return {k: tuple(v.shape) for k, v in walk_stages(x, w_q, w_k, w_v, w_o, n_heads).items()}
+
+
 WRONG_WALKS = _cases([
-    ("q_heads-no-transpose", _walk_with(q_heads=lambda D, H, B, T: (B, T, H, D // H)), ["stage 'q_heads' is (2, 10, 8, 8)", "before the transpose"]),
-    ("scores-no-heads", _walk_with(scores=lambda D, H, B, T: (B, T, T)), ["one T x T score matrix per head"]),
-    ("concat-wrong", _walk_with(concat=lambda D, H, B, T: (B, H, T * (D // H))), ["along the features"]),
-    ("output-d_k", _walk_with(output=lambda D, H, B, T: (B, T, D // H)), ["input's shape"]),
-    ("q_heads-full-width", _walk_with(q_heads=lambda D, H, B, T: (B, H, T, D)), ["d_k = d_model/h = 8"]),
-    ("missing-stage", lambda *a: {"x": (2, 10, 64)}, ["lacks the stage(s) 'q'"]),
-    ("a-list", lambda *a: [(2, 10, 64)], ["should return a dict"]),
-    ("tensors-not-shapes", lambda d, h, batch=2, seq_len=10: dict.fromkeys(STAGES, torch.zeros(batch, seq_len, d)), ["`x` holds a tensor", "tuple(t.shape)"]),
-    ("fixed-batch", lambda d, h, batch=2, seq_len=10: walk_shapes(d, h), ["batch = 1, seq_len = 5", "stage 'x' is (2, 10, 12)"]),
+    ("q_heads-no-transpose", _walk_with(q_heads=lambda s, x, ws, H: s["q"].unflatten(-1, (H, -1))), ["on x (2, 5, 12) with n_heads = 3", "stage 'q_heads' has shape (2, 5, 3, 4)", "before the transpose"]),
+    ("q_heads-wrong-axis", _walk_as(split=lambda t, H: t.reshape(t.shape[0], H, t.shape[1], -1)), ["stage 'q_heads'", "wrong axis"]),
+    ("q_heads-interleaved", _walk_as(split=lambda t, H: t.unflatten(-1, (-1, H)).permute(0, 3, 1, 2)), ["stage 'q_heads'", "every h-th feature"]),
+    ("q-nn.Linear-convention", _walk_as(project=lambda x, w: x @ w.T), ["stage 'q'", "x @ w_q.T"]),
+    ("q-not-projected", _walk_with(q=lambda s, x, ws, H: x), ["stage 'q'", "project it first"]),
+    ("scores-unscaled", _walk_as(scale=lambda raw, d_k, D: raw), ["stage 'scores'", "not scaled"]),
+    ("scores-sqrt-d_model", _walk_as(scale=lambda raw, d_k, D: raw / math.sqrt(D)), ["stage 'scores'", "√d_model", "√d_k = √4"]),
+    ("scores-divided-by-d_k", _walk_as(scale=lambda raw, d_k, D: raw / d_k), ["stage 'scores'", "divided by d_k = 4"]),
+    ("scores-after-softmax", _walk_with(scores=lambda s, x, ws, H: s["scores"].softmax(-1)), ["stage 'scores'", "after the softmax"]),
+    ("scores-queries-twice", _walk_with(scores=lambda s, x, ws, H: s["q_heads"] @ s["q_heads"].transpose(-2, -1) / 2), ["stage 'scores'", "compare x @ w_q with x @ w_q"]),
+    ("scores-no-heads", _walk_with(scores=lambda s, x, ws, H: s["scores"].mean(1)), ["stage 'scores' has shape (2, 5, 5)", "one T x T score matrix per head"]),
+    ("heads-no-softmax", _walk_as(weigh=lambda s: s), ["stage 'heads'", "no softmax"]),
+    ("heads-softmax-over-queries", _walk_as(weigh=lambda s: s.softmax(dim=-2)), ["stage 'heads'", "dim=-2"]),
+    ("heads-from-the-keys", _walk_as(values="k"), ["stage 'heads'", "applied to x @ w_k", "the values are x @ w_v"]),
+    ("heads-are-the-weights", _walk_with(heads=lambda s, x, ws, H: s["scores"].softmax(-1)), ["stage 'heads' has shape (2, 3, 5, 5)", "those are the weights"]),
+    ("concat-no-transpose", _walk_as(merge=lambda h: h.reshape(h.shape[0], h.shape[2], -1)), ["stage 'concat'", "not moved back"]),
+    ("concat-wrong", _walk_with(concat=lambda s, x, ws, H: s["heads"].flatten(-2)), ["stage 'concat' has shape (2, 3, 20)", "along the features"]),
+    ("output-no-W_O", _walk_with(output=lambda s, x, ws, H: s["concat"]), ["stage 'output'", "multiply it by W^O"]),
+    ("output-w_o.T", _walk_with(output=lambda s, x, ws, H: s["concat"] @ ws[3].T), ["stage 'output'", "concat @ w_o.T"]),
+    ("output-doubled", _walk_with(output=lambda s, x, ws, H: 2 * s["concat"] @ ws[3]), ["stage 'output'", "is 2 times what it should be", "concat @ w_o"]),
+    ("nudged-heads", _walk_with(heads=lambda s, x, ws, H: s["heads"] + 0.01 * (s["heads"] > 0)), ["stage 'heads'", "off by up to 0.01", "softmax(scores, dim=-1) @ v_heads"]),
+    ("missing-stage", lambda *a: {"x": a[0]}, ["lacks the stage(s) 'q'", "add q=q"]),
+    ("a-list", lambda *a: list(walk_stages(*a).values()), ["should return a dict"]),
+    ("shapes-not-tensors", _stages_of_shapes, ["`x` holds a shape, (2, 5, 12)", "store the tensor itself"]),
+    ("numpy-stage", _walk_with(output=lambda s, x, ws, H: s["output"].numpy()), ["`output` should be a torch tensor", "ndarray"]),
 ])  # fmt: skip
 
 
 @pytest.mark.parametrize("answer, words", WRONG_WALKS)
-def test_typical_mistakes_are_named_4_8(answer, words):
-    result = check("4.8", answer)
-    assert result.status == FAILED
+def test_typical_mistakes_are_named_4_8(answer, words, request):
+    _fails(check("4.8", answer), words, request)
+
+
+def test_the_walk_gives_the_lessons_shapes_4_8():
+    message = check("4.8", walk_stages).message
+    assert "(2, 10, 64) -> (2, 8, 10, 8) per head -> (2, 8, 10, 10) scores" in message, message
+    assert "(2, 8, 10, 64), d_k = 64" in message, message
+
+
+# Answers are torch tensors (lessons 1-7) -------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "exercise_id, answer, words",
+    [
+        ("4.4", lambda x, n_heads: split_heads(x, n_heads).numpy(), ["split_heads should return a torch.Tensor; got ndarray"]),
+        ("4.5", lambda x: merge_heads(x).numpy(), ["merge_heads should return a torch.Tensor; got ndarray"]),
+        ("4.5", lambda x: merge_heads(x).tolist(), ["merge_heads should return a torch.Tensor; got list"]),
+        ("4.6", lambda *a: tuple(t.numpy() for t in multi_head_attention(*a)), ["the output is a ndarray", "returns torch tensors"]),
+        ("4.6", lambda *a: (multi_head_attention(*a)[0], multi_head_attention(*a)[1].tolist()), ["the weights is a list"]),
+        ("4.8", _walk_with(q=lambda s, x, ws, H: s["q"].numpy()), ["`q` should be a torch tensor", "ndarray"]),
+    ],
+)  # fmt: skip
+def test_functions_return_torch_tensors(exercise_id, answer, words):
+    result = check(exercise_id, answer)
+    assert result.status == FAILED and result.diagnosis == TYPE, result.message
     for word in words:
         assert word in result.message, result.message
 
 
-def test_a_walk_may_give_torch_sizes():
-    sized = lambda *a: {k: torch.Size(v) for k, v in walk_shapes(*a).items()}  # noqa: E731
-    assert check("4.8", sized).status == PASSED
+# What an answer may use ------------------------------------------------------------------------
+
+
+def learners(source: str, **names):
+    """The function defined by ``source`` as if in a notebook cell (module ``__main__``)."""
+    space = {"__name__": "__main__", "torch": torch, "nn": nn, "math": math, **names}
+    exec(source, space)
+    return next(v for k, v in space.items() if callable(v) and k not in names and k not in ("torch", "nn", "math") and getattr(v, "__module__", "") == "__main__")  # fmt: skip
+
+
+@pytest.mark.rules
+@pytest.mark.parametrize(
+    "source",
+    [
+        "def mha_parameter_count(d_model, n_heads, bias):\n"
+        "    return sum(p.numel() for p in MultiHeadAttention(d_model, n_heads, bias=bias).parameters())",
+        "def mha_parameter_count(d_model, n_heads, bias):\n"
+        "    return count_parameters(MultiHeadAttention(d_model, n_heads, bias=bias))['total']",
+    ],
+    ids=["numel", "count_parameters"],
+)
+def test_counting_course_libs_module_is_refused_4_9(source):
+    answer = learners(
+        source, MultiHeadAttention=MultiHeadAttention, count_parameters=count_parameters
+    )
+    result = check("4.9", answer)
+    assert result.status == FAILED and result.diagnosis == RULE, result.message
+    assert "MultiHeadAttention" in result.message
+
+
+@pytest.mark.rules
+def test_a_count_by_building_course_libs_module_is_refused_also_from_its_cell_4_9():
+    """In a notebook, the cell that defines the answer is read as well."""
+    answer = learners(
+        "def mha_parameter_count(d_model, n_heads, bias):\n    return 4 * d_model * (d_model + bias)"
+    )
+    cells = [
+        "from course_lib.attention import MultiHeadAttention",
+        "def mha_parameter_count(d_model, n_heads, bias):\n    return 4 * d_model * (d_model + bias)",
+    ]
+    assert EXERCISES["4.9"].run(answer, sources=cells).status == PASSED
+    built = learners(
+        "def mha_parameter_count(d_model, n_heads, bias):\n"
+        "    return sum(p.numel() for p in MultiHeadAttention(d_model, n_heads, bias=bias).parameters())",
+        MultiHeadAttention=MultiHeadAttention,
+    )
+    result = EXERCISES["4.9"].run(built, sources=[cells[0], "mha_parameter_count = None"])
+    assert result.diagnosis == RULE, result.message
+
+
+def test_counting_pytorchs_module_is_refused_4_9():
+    answer = learners(
+        "def mha_parameter_count(d_model, n_heads, bias):\n"
+        "    return sum(p.numel() for p in nn.MultiheadAttention(d_model, n_heads, bias=bias).parameters())"
+    )
+    result = check("4.9", answer)
+    assert result.status == FAILED and result.diagnosis == RULE, result.message
+    assert "nn.MultiheadAttention" in result.message
+
+
+@pytest.mark.rules
+def test_a_walk_on_course_libs_module_is_refused_4_8():
+    source = """
+def walk_stages(x, w_q, w_k, w_v, w_o, n_heads):
+    mha = MultiHeadAttention(x.shape[-1], n_heads, bias=False).double()
+    with torch.no_grad():
+        for layer, w in zip((mha.w_q, mha.w_k, mha.w_v, mha.w_o), (w_q, w_k, w_v, w_o)):
+            layer.weight.copy_(w.T)
+    return walk(x, w_q, w_k, w_v, w_o, n_heads)
+"""
+    answer = learners(source, MultiHeadAttention=MultiHeadAttention, walk=walk_stages)
+    result = check("4.8", answer)
+    assert result.status == FAILED and result.diagnosis == RULE, result.message

@@ -11,6 +11,10 @@ import torch
 import torch.nn.functional as F
 
 from course_lib.checks import FAILED, NOT_DONE, PASSED, check, exercises
+from course_lib.checks._core import DIFFERENCE, EXCEPTION, MISTAKE, RULE, SHAPE, TYPE
+from course_lib.checks._mistakes import layer_norm_part_off
+from course_lib.layers import PositionwiseFeedForward
+from course_lib.model import EncoderLayer, TransformerConfig, count_parameters
 
 RELU_X = torch.tensor([-0.5, 1.2, 0.0, -3.1, 0.7])
 
@@ -43,10 +47,6 @@ def layer_norm_numpy(x, gamma, beta, eps=1e-5):
     return np.asarray(gamma) * (x - mean) / np.sqrt(var + eps) + np.asarray(beta)
 
 
-def with_torch_layer_norm(x, gamma, beta, eps=1e-5):
-    return F.layer_norm(x, x.shape[-1:], gamma, beta, eps)
-
-
 RIGHT = [
     pytest.param("6.1", lambda: ("b",), id="6.1"),
     pytest.param("6.2", lambda: (torch.relu(RELU_X), 2, 0.4), id="6.2"),
@@ -65,8 +65,6 @@ RIGHT = [
     pytest.param("6.4", lambda: (post_norm_step, pre_norm_step), id="6.4"),
     pytest.param("6.5", lambda: (encoder_block_parameters,), id="6.5"),
     pytest.param("6.6", lambda: (layer_norm_by_hand,), id="6.6"),
-    pytest.param("6.6", lambda: (layer_norm_numpy,), id="6.6-numpy"),
-    pytest.param("6.6", lambda: (with_torch_layer_norm,), id="6.6-F.layer_norm"),
 ]
 
 
@@ -144,6 +142,9 @@ WRONG_6_1_2 = [
     ("6.2", (RELU, 2, 40), ["percentage", "0.4"]),
     ("6.2", (RELU, 2, 0.6), ["share that was zeroed"]),
     ("6.2", (RELU, 2, 2), ["is the count"]),
+    ("6.2", (RELU, 1, 0.2), ["counts only 1.2"]),
+    ("6.2", (RELU, 2, 2.5), ["upside down"]),
+    ("6.2", (RELU, 2, 10), ["divide the count by the 5"]),
     ("6.2", (RELU[:4], 2, 0.4), ["shape (5,); got (4,)"]),
 ]
 
@@ -350,7 +351,220 @@ def test_typical_mistakes_are_named_6_6(answer, words):
         assert word in result.message, result.message
 
 
+def one_entry_off(x, gamma, beta, eps=1e-5):
+    y = layer_norm_by_hand(x, gamma, beta, eps)
+    return y + 0.01 * (torch.arange(y.shape[-1]) == 0)
+
+
 def test_a_near_miss_says_how_far_off_6_6():
-    result = check("6.6", lambda x, g, b, eps=1e-5: layer_norm_by_hand(x, g, b, eps) + 0.01)
-    assert result.status == FAILED
+    result = check("6.6", one_entry_off)
+    assert result.status == FAILED and result.diagnosis == DIFFERENCE
     assert "worked example" in result.message and "off by up to 0.01" in result.message
+
+
+def test_a_numpy_result_is_refused_with_what_to_return_6_6():
+    result = check("6.6", layer_norm_numpy)
+    assert result.status == FAILED and result.diagnosis == TYPE
+    assert "should return a torch.Tensor; got ndarray" in result.message
+
+
+# More layer-norm slips, and which part of the formula is off ---------------------------------
+
+
+def sum_for_mean(x, gamma, beta, eps=1e-5):
+    var = x.var(dim=-1, keepdim=True, unbiased=False)
+    return gamma * (x - x.sum(dim=-1, keepdim=True)) / torch.sqrt(var + eps) + beta
+
+
+def std_under_root(x, gamma, beta, eps=1e-5):
+    std = x.std(dim=-1, keepdim=True, unbiased=False)
+    return gamma * (x - x.mean(dim=-1, keepdim=True)) / torch.sqrt(std + eps) + beta
+
+
+def mean_over_batch(x, gamma, beta, eps=1e-5):
+    var = x.var(dim=-1, keepdim=True, unbiased=False)
+    return gamma * (x - x.mean(dim=0, keepdim=True)) / torch.sqrt(var + eps) + beta
+
+
+def median_centred(x, gamma, beta, eps=1e-5):
+    var = x.var(dim=-1, keepdim=True, unbiased=False)
+    middle = x.median(dim=-1, keepdim=True).values
+    return gamma * (x - middle) / torch.sqrt(var + eps) + beta
+
+
+def double_eps(x, gamma, beta, eps=1e-5):
+    return layer_norm_by_hand(x, gamma, beta, 2 * eps)
+
+
+def beta_scaled(x, gamma, beta, eps=1e-5):
+    return layer_norm_by_hand(x, gamma, beta * gamma, eps)
+
+
+def shifted(x, gamma, beta, eps=1e-5):
+    return layer_norm_by_hand(x, gamma, beta, eps) + 0.01
+
+
+MORE_6_6 = [
+    (sum_for_mean, ["sum of each row", "x.mean(dim=-1, keepdim=True)"]),
+    (std_under_root, ["standard deviation, √(σ + ε)"]),
+    (lambda x, g, b, eps=1e-5: 2 * b - layer_norm_by_hand(x, g, b, eps), ["sign is flipped"]),
+    (lambda x, g, b, eps=1e-5: layer_norm_by_hand(x, g, -b, eps), ["β is subtracted"]),
+    (lambda x, g, b, eps=1e-5: layer_norm_by_hand(x, 1 / g, b, eps), ["you divided by γ"]),
+    (lambda x, g, b, eps=1e-5: layer_norm_by_hand(x, g, b, -eps), ["ε is subtracted"]),
+    (mean_over_batch, ["mean is taken over axis 0, the variance over the last one"]),
+    (double_eps, ["variance is near ε", "the division is off", "√(σ² + ε)"]),
+    (median_centred, ["same shift everywhere", "mean μ"]),  # γ = 1, β = 0 there
+    (beta_scaled, ["(2, 3, 6)", "γ and β are not applied as γ·x̂ + β"]),
+    (shifted, ["off at every entry", "β, or the mean μ subtracted"]),
+]
+
+
+@pytest.mark.parametrize("answer, words", MORE_6_6)
+def test_the_layer_norm_mistake_is_named_6_6(answer, words):
+    result = check("6.6", answer)
+    assert result.status == FAILED and result.diagnosis == MISTAKE, result.message
+    for word in words:
+        assert word in result.message, result.message
+
+
+@pytest.mark.rules
+def test_f_layer_norm_is_refused_by_the_rules_6_6():
+    source = (
+        "def layer_norm_by_hand(x, gamma, beta, eps=1e-5):\n"
+        "    return F.layer_norm(x, x.shape[-1:], gamma, beta, eps)\n"
+    )
+    namespace = {"__name__": "__main__", "torch": torch, "F": F}
+    exec(source, namespace)
+    result = check("6.6", namespace["layer_norm_by_hand"])
+    assert result.status == FAILED and result.diagnosis == RULE, result.message
+    assert "F.layer_norm" in result.message
+
+
+# 6.3 and 6.5: the rules, an earlier exercise, and what a miscount is made of -----------------
+
+
+def ffn_from_course_lib(d_model, d_ff, bias=True):
+    return count_parameters(PositionwiseFeedForward(d_model, d_ff, bias=bias))["total"]
+
+
+def block_from_course_lib(d_model, n_heads, d_ff):
+    config = TransformerConfig(d_model=d_model, n_heads=n_heads, d_ff=d_ff, attention_bias=True)
+    return count_parameters(EncoderLayer(config))["total"]
+
+
+def block_on_course_lib_ffn(d_model, n_heads, d_ff):
+    return 4 * (d_model**2 + d_model) + ffn_from_course_lib(d_model, d_ff) + 4 * d_model
+
+
+@pytest.mark.rules
+@pytest.mark.parametrize(
+    "exercise_id, answer",
+    [
+        ("6.3", ffn_from_course_lib),
+        ("6.5", block_from_course_lib),
+        ("6.5", block_on_course_lib_ffn),
+    ],
+)
+def test_counting_course_libs_modules_is_refused_6_3_and_6_5(exercise_id, answer):
+    result = check(exercise_id, answer)
+    assert result.status == FAILED and result.diagnosis == RULE, result.message
+    assert "course_lib" in result.message and "count_parameters" in result.message
+
+
+def _with_ffn(ffn):
+    """A learner's 6.5 that calls their own 6.3 function, as the prompt allows."""
+    namespace = {"ffn_parameters": ffn}
+    exec(
+        "def encoder_block_parameters(d_model, n_heads, d_ff):\n"
+        "    return 4 * (d_model**2 + d_model) + ffn_parameters(d_model, d_ff) + 4 * d_model\n",
+        namespace,
+    )
+    return namespace["encoder_block_parameters"]
+
+
+def test_a_block_on_the_unfinished_6_3_is_not_done_and_says_so_6_5():
+    result = check("6.5", _with_ffn(_stub))
+    assert result.status == NOT_DONE
+    assert "`ffn_parameters`" in result.message and "finish 6.3 first" in result.message
+
+
+def test_a_block_on_a_wrong_6_3_names_that_check_6_5():
+    result = check("6.5", _with_ffn(lambda d, f, bias=True: 2 * d * f))
+    assert result.status == FAILED and result.diagnosis == MISTAKE
+    assert "does not pass check 6.3" in result.message and "biases are missing" in result.message
+
+
+def test_a_block_on_a_right_6_3_passes_6_5():
+    assert check("6.5", _with_ffn(ffn_parameters)).status == PASSED
+
+
+MISCOUNTS_6_3 = [
+    (_ffn(lambda d, f, b: 2 * d * f + f * b), ["b_2 has d_model entries", "no d_model"]),
+    (_ffn(lambda d, f, b: 2 * d * f + (d + f) * b + 1), ["+1 off whatever the sizes"]),
+    (_ffn(lambda d, f, b: 3 * d * f + (d + f) * b), ["your count has 3·d_model·d_ff"]),
+    (_ffn(lambda d, f, b: 2 * d * f + (d + f if b else f)), ["bias = False", "no biases", "d_ff"]),
+    (_ffn(lambda d, f, b: 2 * d * f + (d + 2 * f) * b), ["b_1 has d_ff entries", "2·d_ff"]),
+    (_ffn(lambda d, f, b: 2_099_712), ["whatever the sizes"]),
+    (lambda d_model, d_ff, bias=None: 2 * d_model * d_ff + (d_model + d_ff) * (bias is True),
+     ["default should be bias=True"]),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("answer, words", MISCOUNTS_6_3)
+def test_what_a_miscount_is_made_of_is_named_6_3(answer, words):
+    result = check("6.3", answer)
+    assert result.status == FAILED and result.diagnosis == MISTAKE, result.message
+    for word in words:
+        assert word in result.message, result.message
+
+
+MISCOUNTS_6_5 = [
+    (_block(ffn=lambda d, f: 2 * d * f + f), ["9 vectors of d_model; your count has 8", "b_2"]),
+    (_block(attention=lambda d, h: 4 * (d * d // h + d)), ["divides by n_heads"]),
+    (_block(attention=lambda d, h: 4 * h * d * d + 4 * d), ["n_heads multiplies"]),
+    (_block(attention=lambda d, h: 3 * d * d + 4 * d), ["has 3·d_model²", "W^O"]),
+    (_block(ffn=lambda d, f: 2 * d * f + d + 2 * f), ["b_1 has d_ff entries", "2·d_ff"]),
+    (_block(ffn=lambda d, f: 4 * d * f + d + f), ["two d_model × d_ff matrices", "4·d_model·d_ff"]),
+    (_block(norms=lambda d: 4 * d + 1), ["+1 off whatever the sizes"]),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("answer, words", MISCOUNTS_6_5)
+def test_what_a_miscount_is_made_of_is_named_6_5(answer, words):
+    result = check("6.5", answer)
+    assert result.status == FAILED and result.diagnosis == MISTAKE, result.message
+    for word in words:
+        assert word in result.message, result.message
+
+
+@pytest.mark.parametrize(
+    "exercise_id, answers, diagnosis",
+    [
+        ("6.2", (RELU, 3, 0.6), MISTAKE),
+        ("6.2", (RELU, 4, 0.4), DIFFERENCE),
+        ("6.2", (RELU[:4], 2, 0.4), SHAPE),
+        ("6.3", (lambda d, f, bias=True: (2 * d * f, d + f),), SHAPE),
+        ("6.3", (lambda d, f, bias=True: 2 * d * f + 0.5,), MISTAKE),
+        ("6.3", (lambda d, f, bias=True: None,), MISTAKE),
+        ("6.4", (post_norm_step, lambda x, sublayer, norm: x.numpy()), TYPE),
+        ("6.3", (lambda d, f, bias=True: 2 * d * f + (d + f) * bias + (d == 48),), DIFFERENCE),
+        ("6.4", (pre_norm_step, post_norm_step), MISTAKE),
+        ("6.6", (lambda x, gamma, beta, eps=1e-5: 1 / 0,), EXCEPTION),
+    ],
+)
+def test_each_rejection_says_what_kind_of_diagnosis_it_is(exercise_id, answers, diagnosis):
+    result = check(exercise_id, *answers)
+    assert result.status == FAILED and result.diagnosis == diagnosis, result.message
+
+
+def test_which_part_of_layer_norm_is_off_is_named_on_its_own():
+    g = np.random.default_rng(0)
+    x, gamma, beta = g.normal(size=(4, 6)), 1 + 0.3 * g.normal(size=6), g.normal(size=6)
+    right = layer_norm_numpy(x, gamma, beta)
+    middle = np.median(x, axis=-1, keepdims=True)
+    centred_off = gamma * (x - middle) / np.sqrt(x.var(axis=-1, keepdims=True) + 1e-5) + beta
+    message = layer_norm_part_off(centred_off, x, gamma, beta)
+    assert "the centring is off" in message and "from row 0" in message
+    message = layer_norm_part_off(gamma * (right - beta) / gamma * 2 + beta, x, gamma, beta)
+    assert "the division is off: you divide row 0 by" in message
+    assert layer_norm_part_off(right + g.normal(size=right.shape), x, gamma, beta) is None

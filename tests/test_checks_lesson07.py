@@ -5,19 +5,22 @@ mistakes fail with a message that names them.
 """
 
 import math
+from pathlib import Path
 
 import pytest
 import torch
 import torch.nn.functional as F
 from torch import nn
 
-from course_lib.checks import FAILED, NOT_DONE, PASSED, check, exercises
+from course_lib.checks import EXERCISES, FAILED, NOT_DONE, PASSED, check, exercises
+from course_lib.checks._core import DIFFERENCE, MISTAKE, RULE, SHAPE, TYPE
 from course_lib.checks.lesson07 import FAMILY_TASKS
 from course_lib.data import PAD_ID
 from course_lib.masks import padding_mask, target_mask
 from course_lib.training import warmup_inverse_sqrt
 
 LOGITS = torch.tensor([[2.0, 1.0, 0.1, -1.0]])
+SOLUTIONS = Path(__file__).resolve().parents[1] / "solutions" / "07_complete_transformer.py"
 
 
 def parameter_breakdown(model, weights_only=False, with_norms=True, attention_word="attn"):
@@ -201,13 +204,13 @@ WRONG = [
     ("7.3", ("a",), ["training"]),
     ("7.4", (variant(parameter_breakdown, weights_only=True),), ["biases are parameters too"]),
     ("7.4", (variant(parameter_breakdown, with_norms=False),), ["no LayerNorm parameters"]),
-    ("7.4", (lambda m: {"total": 1},), ["missing embedding"]),
+    ("7.4", (lambda m: {"total": 1},), ["missing embedding"], SHAPE),
     (
         "7.4",
         (variant(parameter_breakdown, attention_word="attention"),),
         ["no parameter name matched"],
     ),
-    ("7.4", (lambda m: [1, 2],), ["should return a dict"]),
+    ("7.4", (lambda m: [1, 2],), ["should return a dict"], TYPE),
     ("7.5", (variant(influence, after_pe=True),), ["before"]),
     ("7.5", (variant(influence, scale=False),), ["√d_model"]),
     ("7.5", (variant(influence, eval_mode=False),), ["eval()"]),
@@ -221,8 +224,8 @@ WRONG = [
     ),
     ("7.6", (lambda t, cls_id=1: t.index_fill(1, torch.tensor([0]), 1),), ["overwriting"]),
     ("7.6", (lambda t, cls_id=1: prepend_cls(t).float(),), ["torch.long"]),
-    ("7.7", (lr_without_d_model, make_scheduler), ["d_model^-0.5"]),
-    ("7.7", (lr_with_max, make_scheduler), ["min(...)"]),
+    ("7.7", (lr_without_d_model, make_scheduler), ["no d_model factor", "d_model^-0.5"]),
+    ("7.7", (lr_with_max, make_scheduler), ["max(...) where the formula has min(...)"]),
     ("7.7", (noam_lr, scheduler_from_zero), ["update 4001", "step + 1"]),
     (
         "7.7",
@@ -232,9 +235,10 @@ WRONG = [
     (
         "7.7",
         (noam_lr, lambda o: torch.optim.lr_scheduler.LambdaLR(o, noam_lr)),
-        ["ZeroDivisionError"],
+        ["ZeroDivisionError", "pass step + 1"],
     ),
-    ("7.7", (noam_lr, lambda o: None), ["torch scheduler"]),
+    ("7.7", (noam_lr, lambda o: None), ["returned None"]),
+    ("7.7", (noam_lr, lambda o: "LambdaLR"), ["torch scheduler"], TYPE),
     ("7.8", (-0.4493, 0.5968), ["sign"]),
     ("7.8", (0.4493 / math.log(2), 0.5968), ["base 2"]),
     ("7.8", (0.4493, smoothed_over_k_minus_1()), ["K − 1"]),
@@ -243,13 +247,13 @@ WRONG = [
     ("7.8", (0.4493, -0.5968), ["sign"]),
     ("7.8", (0.4493, 0.5968 / 4), ["mean over the 4 classes"]),
     ("7.9", (families_with(chatbot="encoder-only"),), ["chatbot: not encoder-only", "generates"]),
-    ("7.9", (families_with(summarisation="BERT"),), ["answer with"]),
-    ("7.9", ({},), ["no entry"]),
+    ("7.9", (families_with(summarisation="BERT"),), ["answer with"], TYPE),
+    ("7.9", ({},), ["no entry"], SHAPE),
     ("7.10", enc_batch_first(), ["batch_first"]),
     (
         "7.10",
         (nn.TransformerEncoderLayer(512, 8), torch.zeros(10, 32, 512)),
-        ["nn.TransformerEncoder"],
+        ["nn.TransformerEncoder", "num_layers=6"],
     ),
     ("7.11", (variant(training_step, causal=False),), ["no causal mask"]),
     ("7.11", (variant(training_step, smoothing=0.0),), ["label smoothing"]),
@@ -259,13 +263,16 @@ WRONG = [
 
 
 @pytest.mark.parametrize(
-    "exercise_id, answers, words", WRONG, ids=[f"{w[0]}-{i}" for i, w in enumerate(WRONG)]
+    "exercise_id, answers, words, kind",
+    [w if len(w) == 4 else (*w, MISTAKE) for w in WRONG],
+    ids=[f"{w[0]}-{i}" for i, w in enumerate(WRONG)],
 )
-def test_typical_mistakes_are_named(exercise_id, answers, words):
+def test_typical_mistakes_are_named(exercise_id, answers, words, kind):
     result = check(exercise_id, *answers)
     assert result.status == FAILED, result.message
     for word in words:
         assert word in result.message, result.message
+    assert result.diagnosis == kind, (result.diagnosis, result.message)
 
 
 def test_a_large_decoder_only_model_may_translate():
@@ -287,3 +294,328 @@ def test_a_step_without_any_mask_is_named():
 
     result = check("7.11", no_masks)
     assert result.status == FAILED and "no masks at all" in result.message
+
+
+# 7.2: each miscount is named, as a mistake ------------------------------------------------------
+
+D, DK, FF = 512, 64, 2048
+FFN = 2 * D * FF
+
+
+@pytest.mark.parametrize(
+    "layer, encoder, words",
+    [
+        (3_145_728 + 4 * D + FF + D, 0, ["biases"]),  # every bias, no LayerNorm
+        (3_145_728 + FF + D, 0, ["the FFN's biases"]),  # a bias family counted
+        (3_145_728 + 2 * D, 0, ["one LayerNorm's γ and β"]),
+        (3_145_728 + 4 * D, 0, ["LayerNorms' γ and β (2 × 2 × 512)"]),
+        (3 * 8 * D * D + D * D + FFN, 0, ["512 × 64 (d_k = 512 / 8), not 512 × 512"]),
+        (3 * D * DK + D * D + FFN, 0, ["lacks n_heads (8)"]),  # one head's projections
+        (4 * D * D + 2 * D * D, 0, ["d_ff = 2048, not d_model"]),
+        (3 * 8 * D * 63 + D * D + FFN, 0, ["you have 63 for d_k (64)"]),  # a typo in one factor
+        (3 * 8 * D * DK - D * D + FFN, 0, ["W^O = 512 × 512 is subtracted"]),
+        (3 * 8 * D * DK + 8 * D * D + FFN, 0, ["W^O = 512 × 512 is counted 8 times"]),
+        (3_145_728, 5 * 3_145_728, ["5 layers; the encoder stacks N = 6"]),
+        (3_145_728, 12 * 3_145_728, ["encoder and decoder stacks"]),
+        (3_145_728, 6, ["N alone"]),
+    ],
+)
+def test_the_miscounts_of_7_2_are_named(layer, encoder, words):
+    result = check("7.2", layer, encoder)
+    assert result.status == FAILED and result.diagnosis == MISTAKE, result.message
+    for word in words:
+        assert word in result.message, result.message
+
+
+def test_an_unexplained_count_in_7_2_says_how_far_off_it_is():
+    result = check("7.2", 3_000_000, 0)
+    assert result.diagnosis == DIFFERENCE and "-145,728 off" in result.message, result.message
+
+
+# 7.4: the miscounts of the parameter tool are named -----------------------------------------------
+
+
+def tool(model, *, start=0, subtract=False, negated=False, skip=(), first_layer=False,
+         swap=False, rows=False, raw=False, gamma_only=False):  # fmt: skip
+    parts = {"embedding": "embed", "attention": "attn", "feed_forward": "ffn", "norms": "norm"}
+    if swap:
+        parts = {"embedding": "attn", "attention": "embed", "feed_forward": "ffn", "norms": "norm"}
+    counts = dict.fromkeys([*parts, "total"], start)
+    for name, p in model.named_parameters():
+        if any(s in name for s in skip) or (gamma_only and "norm.bias" in name):
+            continue
+        if first_layer and "layers." in name and "layers.0." not in name:
+            continue
+        size = p.shape[0] if rows else p.numel()
+        for key, word in parts.items():
+            if (word in name) != negated:
+                counts[key] = counts[key] + (p if raw else -size if subtract else size)
+                break
+        counts["total"] += size
+    return counts
+
+
+@pytest.mark.parametrize(
+    "options, words",
+    [
+        ({"skip": ("ffn.w_1.bias",)}, ["leaves out ffn.w_1.bias in every layer"]),  # a bias
+        (
+            {"skip": ("w_o",)},
+            ["leaves out one of self_attn.w_q, self_attn.w_k, self_attn.w_v, self_attn.w_o"],
+        ),
+        ({"gamma_only": True}, ["half the LayerNorm parameters", "2 · d_model"]),
+        ({"first_layer": True}, ["first layer only", "6 layers"]),
+        ({"start": 1}, ["start every count at 0"]),
+        ({"subtract": True}, ["negative"]),
+        ({"negated": True}, ["*except* its own", "not `not in`"]),
+        ({"swap": True}, ["the count of `attention`", "mixed up"]),
+        ({"rows": True}, ["p.shape[0]", "p.numel()"]),
+    ],
+)
+def test_the_miscounts_of_7_4_are_named(options, words):
+    result = check("7.4", variant(tool, **options))
+    assert result.status == FAILED and result.diagnosis == MISTAKE, result.message
+    for word in words:
+        assert word in result.message, result.message
+
+
+def test_adding_the_parameter_tensors_instead_of_their_sizes_is_named_7_4():
+    result = check("7.4", variant(tool, raw=True))
+    assert result.diagnosis == MISTAKE and "p.numel()" in result.message, result.message
+
+
+# 7.5 and 7.6: the answer-type policy, and answers that ignore an argument ------------------------
+
+
+def test_a_function_of_lesson_7_returns_a_tensor():
+    numpy_distances = check("7.5", lambda *args: influence(*args).numpy())
+    assert numpy_distances.diagnosis == TYPE and "torch.Tensor" in numpy_distances.message
+    listed = check("7.6", lambda tokens, cls_id=1: prepend_cls(tokens, cls_id).tolist())
+    assert listed.diagnosis == TYPE and "torch.Tensor" in listed.message
+
+
+def test_fixed_positions_and_a_fixed_cls_id_are_named():
+    fixed = check("7.5", lambda encoder, tokens, zeroed, probe: influence(encoder, tokens, 3, 7))
+    assert fixed.diagnosis == MISTAKE and "`zeroed` and `probe`" in fixed.message
+    one = check("7.6", lambda tokens, cls_id=1: prepend_cls(tokens, 1))
+    assert one.diagnosis == MISTAKE and "`cls_id`" in one.message
+
+
+# 7.7: the usual slips of the warmup schedule are named --------------------------------------------
+
+
+def rate(step, d_model=512, warmup=4000, *, factor=-0.5, power=-1.5, pick=min, shift=0):
+    step += shift
+    return d_model**factor * pick(step**-0.5, step * warmup**power)
+
+
+@pytest.mark.parametrize(
+    "noam, words",
+    [
+        (
+            variant(rate, power=-0.5),
+            ["step · warmup^-0.5 where the formula has step · warmup^-1.5"],
+        ),
+        (variant(rate, power=-1.0), ["step · warmup^-1 where"]),
+        (variant(rate, factor=0.5), ["d_model^0.5 where the formula has d_model^-0.5"]),
+        (variant(rate, pick=max), ["max(...) where the formula has min(...)"]),
+        (variant(rate, shift=1), ["the rate of step 2", "counts steps from 1"]),
+        (lambda step, d_model=512, warmup=4000: rate(step), ["still uses 512 and 4000"]),
+        (lambda step: rate(step), ["noam_lr takes d_model and warmup"]),
+    ],
+)
+def test_the_slips_of_the_warmup_rate_are_named_7_7(noam, words):
+    result = check("7.7", noam, make_scheduler)
+    assert result.status == FAILED and result.diagnosis == MISTAKE, result.message
+    for word in words:
+        assert word in result.message, result.message
+
+
+@pytest.mark.parametrize(
+    "scheduler, words",
+    [
+        (lambda o: torch.optim.lr_scheduler.LambdaLR(o, lambda n: noam_lr(n)), ["pass step + 1"]),
+        (lambda o: torch.optim.lr_scheduler.LambdaLR(o, lambda n: noam_lr(n - 1)), ["step + 1"]),
+        (lambda o: torch.optim.lr_scheduler.LambdaLR(o, lambda n: noam_lr(1)), ["never changes"]),
+    ],
+    ids=["step 0", "step -1", "constant"],
+)
+def test_a_scheduler_that_starts_at_step_0_is_named_7_7(scheduler, words):
+    result = check("7.7", noam_lr, scheduler)
+    assert result.status == FAILED and result.diagnosis == MISTAKE, result.message
+    for word in words:
+        assert word in result.message, result.message
+
+
+# 7.8: label smoothing by hand, the mistakes named ---------------------------------------------------
+
+LOG_P = LOGITS[0].double().log_softmax(-1)
+
+
+def smoothed_by(target, values=LOG_P):
+    return float(-(torch.tensor(target, dtype=torch.float64) * values).sum())
+
+
+@pytest.mark.parametrize(
+    "smoothed_loss, words",
+    [
+        (smoothed_by([0.9, 0.1 / 3, 0.1 / 3, 0.1 / 3]), ["K − 1 wrong classes"]),  # ε over V − 1
+        (smoothed_by([0.0, 0.025, 0.025, 0.025]), ["as if it were padding", "true class"]),
+        (smoothed_by([0.0, 0.05, 0.05, 0.05]), ["as if it were padding"]),
+        (smoothed_by([0.9, 0.025, 0.025, 0.025]), ["1 − ε = 0.9 without its own share ε/K"]),
+        (smoothed_by([1.025, 0.025, 0.025, 0.025]), ["1 − ε on top of its ε/K, not 1"]),
+        (smoothed_by([0.925, 0.025, 0.025, 0.025]) / 4, ["mean over the 4 classes", "*sums*"]),
+        (smoothed_by([0.925, 0.025, 0.025, 0.025], LOGITS[0].softmax(-1)), ["probabilities"]),
+        (smoothed_by([0.925, 0.025, 0.025, 0.025], LOGITS[0].double()), ["logits"]),
+        (smoothed_by([1.0, 0.1, 0.1, 0.1]), ["ε = 0.1 itself: divide it by K"]),
+        (smoothed_by([0.025, 0.925, 0.025, 0.025]), ["went to class 1"]),
+        (smoothed_by([0.925, 0.025, 0.025, 0.025]) - 0.3488, ["KL divergence"]),
+    ],
+)
+def test_the_smoothing_mistakes_are_named_7_8(smoothed_loss, words):
+    result = check("7.8", 0.4493, smoothed_loss)
+    assert result.status == FAILED and result.diagnosis == MISTAKE, result.message
+    for word in words:
+        assert word in result.message, result.message
+
+
+@pytest.mark.parametrize(
+    "plain_loss, words",
+    [
+        (-LOGITS[0, 0], ["logits are not log-probabilities"]),
+        (-LOGITS[0].softmax(-1)[0], ["−p", "log_softmax"]),
+        (-LOG_P[1], ["class 1; the true class is 0"]),
+        (-LOG_P.sum(), ["all 4 classes"]),
+    ],
+)
+def test_the_plain_loss_mistakes_are_named_7_8(plain_loss, words):
+    result = check("7.8", plain_loss, 0.5968)
+    assert result.status == FAILED and result.diagnosis == MISTAKE, result.message
+    for word in words:
+        assert word in result.message, result.message
+
+
+# 7.11: the whole step, the forgotten zero_grad among them -----------------------------------------
+
+
+def step_with(model, optimizer, scheduler, src, tgt, *, zero="before", clip=1.0,
+              scheduler_first=False, swap_loss=False):  # fmt: skip
+    tgt_in, tgt_out = tgt[:, :-1], tgt[:, 1:]
+    logits = model(
+        src, tgt_in, src_mask=padding_mask(src, PAD_ID), tgt_mask=target_mask(tgt_in, PAD_ID)
+    )
+    criterion = nn.CrossEntropyLoss(label_smoothing=0.1, ignore_index=PAD_ID)
+    flat, labels = logits.reshape(-1, logits.shape[-1]), tgt_out.reshape(-1)
+    loss = criterion(labels, flat) if swap_loss else criterion(flat, labels)
+    if zero == "before":
+        optimizer.zero_grad()
+    loss.backward()
+    if zero == "between":
+        optimizer.zero_grad()
+    if scheduler_first:
+        scheduler.step()
+    nn.utils.clip_grad_norm_(model.parameters(), clip)
+    optimizer.step()
+    if not scheduler_first:
+        scheduler.step()
+    if zero == "after":
+        optimizer.zero_grad()
+    return loss.item()
+
+
+@pytest.mark.parametrize(
+    "options, words",
+    [
+        ({"zero": None}, ["optimizer.zero_grad() before loss.backward()"]),  # the finding
+        ({"zero": "after"}, ["optimizer.zero_grad() before loss.backward()"]),
+        ({"zero": "between"}, ["found no gradients", "not between backward() and step()"]),
+        ({"clip": 2.0}, ["clipped to norm 2; clip them to 1.0"]),
+        ({"scheduler_first": True}, ["scheduler.step() ran before optimizer.step()"]),
+        (
+            {"swap_loss": True},
+            ["CrossEntropyLoss takes (logits, labels)"],
+        ),  # a crash, not "not done"
+    ],
+)
+def test_each_slip_of_the_training_step_is_named_7_11(options, words):
+    result = check("7.11", variant(step_with, **options))
+    assert result.status == FAILED and result.diagnosis == MISTAKE, result.message
+    for word in words:
+        assert word in result.message, result.message
+
+
+def test_the_check_of_7_11_finds_gradients_left_from_an_earlier_step():
+    """The check's model comes with gradients in .grad, as after any earlier step: a step
+    without zero_grad uses them."""
+    seen = {}
+
+    def spy(model, optimizer, scheduler, src, tgt):
+        seen["grads"] = [p.grad is not None and bool(p.grad.any()) for p in model.parameters()]
+        return training_step(model, optimizer, scheduler, src, tgt)
+
+    assert check("7.11", spy).status == PASSED
+    assert all(seen["grads"])
+
+
+def test_a_wrong_training_loss_names_its_label_smoothing_7_11():
+    result = check("7.11", variant(training_step, smoothing=0.2))
+    assert result.diagnosis == MISTAKE and "label_smoothing = 0.2" in result.message
+
+
+def model_answer_of(exercise_id: str) -> tuple[object, list[str]]:
+    """The model answer of a code exercise, run from lesson 7's source as a notebook runs it,
+    and the code cells up to it (the grader reads them for the rules)."""
+    from course_tools import sources
+
+    cells = [c.source for c in sources.read(SOLUTIONS).cells if c.cell_type == "code"]
+    name = EXERCISES[exercise_id].names[0]
+    index = next(i for i, c in enumerate(cells) if f"def {name}(" in c)
+    space = {"__name__": "__main__"}
+    exec(cells[0].replace("notebook.start(seed=0)", ""), space)  # the lesson's imports
+    exec(cells[index], space)
+    return space[name], cells[: index + 1]
+
+
+@pytest.mark.rules
+def test_the_model_answer_of_7_11_keeps_to_its_rules():
+    answer, cells = model_answer_of("7.11")
+    assert EXERCISES["7.11"].run(answer, sources=cells).status == PASSED
+    assert EXERCISES["7.11"].rules.uses == (
+        "course_lib.masks.padding_mask",
+        "course_lib.masks.target_mask",
+        "course_lib.data.PAD_ID",
+    )
+    prompt = SOLUTIONS.read_text()
+    assert (
+        "*What you may use:* anything, but from `course_lib` only `padding_mask`, `target_mask` "
+        "and `PAD_ID`." in prompt
+    )
+
+
+@pytest.mark.rules
+def test_a_training_step_on_course_libs_loss_is_refused_7_11():
+    from course_lib.training import label_smoothed_cross_entropy
+
+    def with_course_loss(model, optimizer, scheduler, src, tgt):
+        tgt_in, tgt_out = tgt[:, :-1], tgt[:, 1:]
+        logits = model(src, tgt_in, padding_mask(src, PAD_ID), target_mask(tgt_in, PAD_ID))
+        loss = label_smoothed_cross_entropy(logits, tgt_out)
+        optimizer.zero_grad()
+        loss.backward()
+        nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        optimizer.step()
+        scheduler.step()
+        return loss.item()
+
+    result = check("7.11", with_course_loss)
+    assert result.diagnosis == RULE and "label_smoothed_cross_entropy" in result.message
+
+
+def test_the_warmup_rate_may_name_its_parameters_as_it_likes_7_7():
+    def rate(n, width=512, warm_steps=4000):
+        return width**-0.5 * min(n**-0.5, n * warm_steps**-1.5)
+
+    def scheduler(optimizer):
+        return torch.optim.lr_scheduler.LambdaLR(optimizer, lambda s: rate(s + 1))
+
+    assert check("7.7", rate, scheduler).status == PASSED

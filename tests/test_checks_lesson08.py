@@ -12,6 +12,7 @@ import torch
 
 from course_lib import numpy_encoder as ref
 from course_lib.checks import FAILED, NOT_DONE, PASSED, check, exercises
+from course_lib.checks._core import DIFFERENCE, EXCEPTION, MISTAKE, SHAPE, TYPE
 
 # Right answers, written out as a learner would ------------------------------------------------
 
@@ -299,9 +300,9 @@ WRONG = [
     ("8.5-gamma-beta-swapped", "8.5", lambda x, g, b, eps=1e-5: layer_norm(x, b, g, eps), ["gamma and beta are swapped"]),
     ("8.5-eps-ignored", "8.5", lambda x, g, b, eps=1e-5: layer_norm(x, g, b), ["eps = 0.1", "use the eps argument"]),
     ("8.5-torch", "8.5", layer_norm_torch, ["torch tensor"]),
-    ("8.7-no-residual", "8.7", lambda x, s, g, b: layer_norm(s, g, b), ["residual is missing"]),
-    ("8.7-no-norm", "8.7", lambda x, s, g, b: x + s, ["not normalised"]),
-    ("8.7-norm-then-add", "8.7", lambda x, s, g, b: x + layer_norm(s, g, b), ["adds first, then normalises"]),
+    ("8.7-no-residual", "8.7", lambda x, s, g, b, eps=1e-5: layer_norm(s, g, b, eps), ["residual is missing"]),
+    ("8.7-no-norm", "8.7", lambda x, s, g, b, eps=1e-5: x + s, ["not normalised"]),
+    ("8.7-norm-then-add", "8.7", lambda x, s, g, b, eps=1e-5: x + layer_norm(s, g, b, eps), ["adds first, then normalises"]),
     ("8.8-no-relu", "8.8", ffn_with(lambda x, w1, b1, w2, b2, r: (x @ w1 + b1) @ w2 + b2), ["ReLU is missing"]),
     ("8.8-relu-on-output-too", "8.8", ffn_with(lambda x, w1, b1, w2, b2, r: r(r(x @ w1 + b1) @ w2 + b2)), ["ReLU on the output too"]),
     ("8.8-no-b1", "8.8", ffn_with(lambda x, w1, b1, w2, b2, r: r(x @ w1) @ w2 + b2), ["non-zero biases", "b1 is missing"]),
@@ -402,7 +403,266 @@ def test_every_failing_part_is_named():
     assert "not stable" in result.message and "each column was normalised" in result.message
 
 
-def test_a_softmax_that_only_fails_on_large_inputs_does_not_block_the_encoder():
-    """The project's inputs are small: softmax is only blamed when the encoder fails."""
-    result = check("8.9", _namespace(softmax=naive_softmax)["encoder_layer"])
-    assert result.status == PASSED, result.message
+@pytest.mark.parametrize(
+    "exercise_id, name",
+    [
+        ("8.3", "scaled_dot_product_attention"),
+        ("8.4", "self_attention"),
+        ("8.9", "encoder_layer"),
+    ],
+)
+def test_a_softmax_that_fails_8_2_fails_what_builds_on_it(exercise_id, name):
+    """The project's inputs are small, so a naive softmax gives the right numbers there: the
+    earlier function is checked first, whatever the later one computes."""
+    result = check(exercise_id, _namespace(softmax=naive_softmax)[name])
+    assert result.status == FAILED and result.diagnosis == MISTAKE, result.message
+    assert "calls `softmax` (check 8.2), which does not pass yet" in result.message
+    assert result.message.count("Check 8.2 says") == 1
+
+
+def test_a_failing_part_is_quoted_once_though_two_parts_call_it():
+    """add_and_norm calls layer_norm: 8.9 names layer_norm alone, and 8.5's message once."""
+    wrong_norm = layer_norm_with(lambda x: (x.mean(0), x.var(0)))
+    result = check("8.9", _namespace(layer_norm=wrong_norm)["encoder_layer"])
+    assert result.status == FAILED and result.diagnosis == MISTAKE
+    assert "calls `layer_norm` (check 8.5), which does not pass yet" in result.message
+    assert result.message.count("each column was normalised") == 1, result.message
+    assert "add_and_norm" not in result.message
+
+
+# 8.2: shifts that overflow, and keepdims ---------------------------------------------------------
+
+
+def softmax_shifted_by(statistic):
+    def softmax(x):
+        e = np.exp(x - statistic(x))
+        return e / e.sum(axis=-1, keepdims=True)
+
+    return softmax
+
+
+def softmax_sum_without_keepdims(x):
+    e = np.exp(x - x.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1)
+
+
+MORE_8_2 = [
+    (softmax_shifted_by(lambda x: x.min(axis=-1, keepdims=True)), ["spread over 1000", "each row's minimum"]),
+    (softmax_shifted_by(lambda x: x.mean(axis=-1, keepdims=True)), ["each row's mean"]),
+    (softmax_shifted_by(lambda x: x[:, :1]), ["spread over 1000", "NaN or inf", "each row's maximum"]),
+    (softmax_sum_without_keepdims, ["(3, 3)", "without keepdims=True on the sum"]),
+    (softmax_without_keepdims, ["without keepdims=True"]),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("answer, words", MORE_8_2)
+def test_a_softmax_that_overflows_or_lacks_keepdims_is_named_8_2(answer, words):
+    result = check("8.2", answer)
+    assert result.status == FAILED and result.diagnosis == MISTAKE, result.message
+    for word in words:
+        assert word in result.message, result.message
+
+
+def test_without_keepdims_a_non_square_input_crashes_with_a_tip_8_2():
+    def softmax(x):  # right on the project's square scores, a crash on (2, 5)
+        e = np.exp(x - x.max(axis=-1, keepdims=True))
+        return e / e.sum(axis=-1) if x.shape[0] != x.shape[1] else softmax_rows(x)
+
+    def softmax_rows(x):
+        return ref.softmax(x)
+
+    result = check("8.2", softmax)
+    assert result.status == FAILED and result.diagnosis == MISTAKE, result.message
+    assert "on a (2, 5) input" in result.message and "keepdims=True keeps" in result.message
+
+
+# 8.5 and 8.7: layer norm, Add & Norm ----------------------------------------------------------
+
+
+def ln_slip(body):
+    def ln(x, gamma, beta, eps=1e-5):
+        mean, var = x.mean(axis=-1, keepdims=True), x.var(axis=-1, keepdims=True)
+        return body(x, gamma, beta, eps, mean, var)
+
+    return ln
+
+
+MORE_8_5 = [
+    (ln_slip(lambda x, g, b, e, m, v: g * (x - x.sum(-1, keepdims=True)) / np.sqrt(v + e) + b), ["sum of each row", "axis=-1, keepdims=True"]),
+    (ln_slip(lambda x, g, b, e, m, v: g * (x - m) / np.sqrt(np.sqrt(v) + e) + b), ["standard deviation"]),
+    (ln_slip(lambda x, g, b, e, m, v: g * (m - x) / np.sqrt(v + e) + b), ["sign is flipped"]),
+    (ln_slip(lambda x, g, b, e, m, v: g * (x - m) / np.sqrt(v + e) - b), ["β is subtracted"]),
+    (ln_slip(lambda x, g, b, e, m, v: (x - m) / np.sqrt(v + e) / g + b), ["divided by γ"]),
+    (ln_slip(lambda x, g, b, e, m, v: g * (x - x.mean(0)) / np.sqrt(v + e) + b), ["mean is taken over axis 0"]),
+    (ln_slip(lambda x, g, b, e, m, v: g * (x - m) / np.sqrt(v + 3 * e) + b), ["the division is off", "√(σ² + ε)"]),
+    (ln_slip(lambda x, g, b, e, m, v: g * (x - np.median(x, -1, keepdims=True)) / np.sqrt(v + e) + b), ["the centring is off", "mean μ"]),
+    (ln_slip(lambda x, g, b, e, m, v: g * (x - m) / np.sqrt(v + e) + b * g), ["γ and β are not applied as γ·x̂ + β"]),
+    (lambda x, gamma, beta: layer_norm(x, gamma, beta), ["take eps as its fourth argument"]),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("answer, words", MORE_8_5)
+def test_the_layer_norm_mistake_is_named_8_5(answer, words):
+    result = check("8.5", answer)
+    assert result.status == FAILED and result.diagnosis == MISTAKE, result.message
+    for word in words:
+        assert word in result.message, result.message
+
+
+def add_and_norm_inline(eps_used):
+    def add_and_norm(x, sublayer_out, gamma, beta, eps=1e-5):
+        y = x + sublayer_out
+        mean, var = y.mean(axis=-1, keepdims=True), y.var(axis=-1, keepdims=True)
+        return gamma * (y - mean) / np.sqrt(var + eps_used(eps)) + beta
+
+    return add_and_norm
+
+
+MORE_8_7 = [
+    (add_and_norm_inline(lambda eps: 0.0), ["ε is missing"]),
+    (add_and_norm_inline(lambda eps: 1e-5), ["eps = 0.1", "used ε = 1e-5", "pass eps on"]),
+    (lambda x, s, g, b, eps=1e-5: layer_norm(x + s, g, b), ["eps = 0.1", "pass eps on"]),
+    (add_and_norm_inline(lambda eps: 1e-3), ["the division is off"]),
+    (lambda x, s, g, b, eps=1e-5: layer_norm(x + s, b, g, eps), ["gamma and beta are swapped"]),
+    (lambda x, s, g, b, eps=1e-5: layer_norm(x - s, g, b, eps), ["subtracted sublayer_out"]),
+    (lambda x, s, g, b, eps=1e-5: layer_norm(x + s, 1.0, 0.0, eps), ["gamma and beta are ignored"]),
+    (lambda x, s, g, b: layer_norm(x + s, g, b), ["take eps as its fifth argument"]),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("answer, words", MORE_8_7)
+def test_the_add_and_norm_mistake_is_named_8_7(answer, words):
+    result = check("8.7", answer)
+    assert result.status == FAILED and result.diagnosis == MISTAKE, result.message
+    for word in words:
+        assert word in result.message, result.message
+
+
+# 8.9: the notebook's globals instead of params ---------------------------------------------------
+
+
+def _encoder_on_globals(body: str):
+    """An encoder_layer written in the notebook, reading the notebook's own weights."""
+    p = ref.project_inputs()[1]
+    namespace = _namespace()
+    namespace.update(W_Q=p.w_q, W_K=p.w_k, W_V=p.w_v, W1=p.w1, W2=p.w2, b1=p.b1, b2=p.b2,
+                     gamma1=p.gamma1, beta1=p.beta1, gamma2=p.gamma2, beta2=p.beta2, params=p,
+                     SEQ_LEN=3, D_MODEL=8)  # fmt: skip
+    exec(body, namespace)
+    return namespace["encoder_layer"]
+
+
+@pytest.mark.parametrize(
+    "body, names",
+    [
+        (
+            "def encoder_layer(embeddings, params):\n"
+            "    x = embeddings + encode_positions(SEQ_LEN, D_MODEL)\n"
+            "    attn, _ = self_attention(x, params.w_q, params.w_k, params.w_v)\n"
+            "    x1 = add_and_norm(x, attn, params.gamma1, params.beta1)\n"
+            "    f = feed_forward(x1, params.w1, params.b1, params.w2, params.b2)\n"
+            "    return add_and_norm(x1, f, params.gamma2, params.beta2)\n",
+            ["`SEQ_LEN` and `D_MODEL`"],
+        ),
+        (
+            "def encoder_layer(embeddings, params):\n"
+            "    x = embeddings + encode_positions(*embeddings.shape)\n"
+            "    attn, _ = self_attention(x, W_Q, W_K, W_V)\n"
+            "    x1 = add_and_norm(x, attn, gamma1, beta1)\n"
+            "    f = feed_forward(x1, W1, b1, W2, b2)\n"
+            "    return add_and_norm(x1, f, gamma2, beta2)\n",
+            ["`W_Q`", "`gamma2`"],
+        ),
+        (
+            "def encoder_layer(embeddings, p):\n"
+            "    x = embeddings + encode_positions(*embeddings.shape)\n"
+            "    attn, _ = self_attention(x, p.w_q, p.w_k, p.w_v)\n"
+            "    x1 = add_and_norm(x, attn, params.gamma1, params.beta1)\n"
+            "    f = feed_forward(x1, p.w1, p.b1, p.w2, p.b2)\n"
+            "    return add_and_norm(x1, f, p.gamma2, p.beta2)\n",
+            ["`params`"],
+        ),
+    ],
+)
+def test_an_encoder_reading_the_notebooks_globals_is_told_so_8_9(body, names):
+    result = check("8.9", _encoder_on_globals(body))
+    assert result.status == FAILED and result.diagnosis == MISTAKE, result.message
+    assert "5 tokens" in result.message and "instead of its arguments" in result.message
+    for name in names:
+        assert name in result.message, result.message
+
+
+@pytest.mark.parametrize(
+    "exercise_id, answer, diagnosis",
+    [
+        ("8.1", lambda t, d: encode_positions(t, d).T, SHAPE),
+        ("8.1", lambda t, d: encode_positions(t, d).tolist(), TYPE),
+        ("8.2", lambda x: softmax(x) + 0.01, DIFFERENCE),
+        ("8.3", attention_with(swap=True), MISTAKE),
+        ("8.8", lambda x, w1, b1, w2, b2: 1 / 0, EXCEPTION),
+        ("8.9", lambda e, p: (encoder_layer(e, p), None), TYPE),
+    ],
+)
+def test_each_rejection_says_what_kind_of_diagnosis_it_is(exercise_id, answer, diagnosis):
+    result = check(exercise_id, answer)
+    assert result.status == FAILED and result.diagnosis == diagnosis, result.message
+
+
+# What the generated wrong answers of the mutation harness get named ----------------------------
+
+
+def pe_filled(even, odd):
+    def encode(seq_len, d_model):
+        pos, two_i = np.arange(seq_len)[:, None], np.arange(0, d_model, 2)[None, :]
+        angle = pos / 10000 ** (two_i / d_model)
+        pe = np.zeros((seq_len, d_model))
+        pe[:, 0::2], pe[:, 1::2] = even(angle, pos, two_i, d_model), odd(angle)
+        return pe
+
+    return encode
+
+
+def pe_wrong_length(seq_len, d_model):
+    pe = np.zeros((seq_len, d_model))
+    pe[:, 0::2] = np.sin(
+        np.arange(1, seq_len)[:, None] / 10000 ** (np.arange(0, d_model, 2) / d_model)
+    )
+    return pe
+
+
+def softmax_with(body):
+    def softmax(x):
+        m = x.max(axis=-1, keepdims=True)
+        return body(x, m, np.exp(x - m))
+
+    return softmax
+
+
+GENERATED = [
+    ("8.1", pe_filled(lambda a, p, i, d: 0, np.cos), ["even columns are still 0"]),
+    ("8.1", pe_filled(lambda a, p, i, d: np.cos(a), np.cos), ["every column is a cosine"]),
+    ("8.1", lambda t, d: interleaved(*(f(np.arange(t)[:, None] + np.zeros((1, d // 2))) for f in (np.sin, np.cos))), ["angle is pos itself"]),
+    ("8.1", lambda t, d: interleaved(np.sin(np.arange(t)[:, None] / 1e4 ** np.arange(0, d, 2)[None]), np.cos(np.arange(t)[:, None] / 1e4 ** np.arange(0, d, 2)[None])), ["exponent is 2i; divide it by d_model"]),
+    ("8.1", lambda t, d: interleaved(np.sin(1e4 ** (np.arange(0, d, 2)[None] / d) / np.arange(t)[:, None]), np.cos(np.arange(t)[:, None])), ["NaN or inf", "division by zero"]),
+    ("8.1", pe_wrong_length, ["half the table, (seq_len, d_model/2)"]),
+    ("8.1", lambda t, d: None, ["returned None", "return ..."]),
+    ("8.2", softmax_with(lambda x, m, e: (x - m) / (x - m).sum(axis=-1, keepdims=True)), ["np.exp is missing"]),
+    ("8.2", softmax_with(lambda x, m, e: np.exp(m - x) / np.exp(m - x).sum(axis=-1, keepdims=True)), ["shift is reversed"]),
+    ("8.2", softmax_with(lambda x, m, e: e.sum(axis=-1, keepdims=True) / e), ["upside down"]),
+    ("8.2", softmax_with(lambda x, m, e: e / e.mean(axis=-1, keepdims=True)), ["divided by the row's mean"]),
+    ("8.2", softmax_with(lambda x, m, e: e / e.sum(keepdims=True)), ["sum of the whole array"]),
+    ("8.2", softmax_with(lambda x, m, e: -e / e.sum(axis=-1, keepdims=True)), ["negative of the right result"]),
+    ("8.3", attention_with(scale=lambda q, k, v: np.sqrt(q.shape[0])), ["√2", "number of queries"]),
+    ("8.4", lambda x, wq, wk, wv: scaled_dot_product_attention(x @ wq, x @ wv, x @ wk), ["W_K and W_V are swapped"]),
+    ("8.4", lambda x, wq, wk, wv: scaled_dot_product_attention(x, x @ wk, x @ wv), ["queries are x itself"]),
+    ("8.8", ffn_with(lambda x, w1, b1, w2, b2, r: np.minimum(0, x @ w1 + b1) @ w2 + b2), ["np.minimum keeps the negative part"]),
+    ("8.8", ffn_with(lambda x, w1, b1, w2, b2, r: r(x @ w1 - b1) @ w2 + b2), ["b1 is subtracted"]),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("exercise_id, answer, words", GENERATED)
+def test_generated_wrong_answers_get_their_mistake_named(exercise_id, answer, words):
+    result = check(exercise_id, answer)
+    assert result.status == FAILED and result.diagnosis == MISTAKE, result.message
+    for word in words:
+        assert word in result.message, result.message

@@ -6,6 +6,7 @@ import pytest
 import torch
 
 from course_lib.checks import EXERCISES, FAILED, NOT_DONE, PASSED, check, exercises
+from course_lib.checks._core import DIFFERENCE, MISTAKE, SHAPE
 
 SCORES = torch.tensor([8.0, 0.0, -8.0])
 WEIGHTS = SCORES.softmax(dim=-1)
@@ -48,26 +49,39 @@ def test_the_lessons_stub_is_not_done(exercise_id):
 
 WRONG = [
     ("9.1-variance", "9.1", (64, WEIGHTS), ["is the variance", "√64 = 8"]),
-    ("9.1-std-off", "9.1", (6, WEIGHTS), ["`std_64` = 6"]),
+    ("9.1-scale", "9.1", (1 / 8, WEIGHTS), ["1/√64, the scaling factor"]),
+    ("9.1-half", "9.1", (32, WEIGHTS), ["half of 64"]),
+    ("9.1-root-63", "9.1", (63**0.5, WEIGHTS), ["√63", "d_k = 64"]),
     ("9.1-scaled", "9.1", (8, (SCORES / 8).softmax(-1)), ["scaled scores [1, 0, -1]"]),
     ("9.1-scores", "9.1", (8, SCORES), ["the scores themselves"]),
     ("9.1-not-normalised", "9.1", (8, SCORES.exp()), ["not yet divided by their sum"]),
     ("9.1-reversed", "9.1", (8, (-SCORES).softmax(-1)), ["reverse order"]),
     ("9.1-log-softmax", "9.1", (8, SCORES.log_softmax(-1)), ["log_softmax"]),
     ("9.1-rounded-to-one-hot", "9.1", (8, [1, 0, 0]), ["rounded too far", "never exactly one-hot"]),
-    ("9.1-shape", "9.1", (8, WEIGHTS[:2]), ["shape (3,); got (2,)"]),
+    ("9.1-rounded-to-zero", "9.1", (8, [0.9997, 0.0003, 0.0]), ["rounded too far"]),
+    (
+        "9.1-other-scores",  # within 1e-4 of the right weights, but the third is 54 times too large
+        "9.1",
+        (8, torch.tensor([8.0, 0.0, -4.0]).softmax(-1)),
+        ["the softmax of the scores [8, 0, -4]", "[8, 0, -8]"],
+    ),
+    ("9.1-other-middle", "9.1", (8, torch.tensor([8.0, 1.0, -8.0]).softmax(-1)), ["[7, 0, -9]"]),
     ("9.2-n", "9.2", (512, N**2, 40), ["one entry per token", "n × n"]),
     ("9.2-n-plus-n", "9.2", (1024, N**2, 40), ["n + n"]),
     ("9.2-d_model", "9.2", (512**3, N**2, 40), ["d_model sets the cost"]),
     ("9.2-heads", "9.2", (512**2, N**2 * 8, 40), ["`entries_100k` counts all 8 heads"]),
     ("9.2-heads-and-layers", "9.2", (512**2 * 48, N**2, 40), ["8 heads in each of 6 layers"]),
-    ("9.2-other", "9.2", (512**2, 1e9, 40), ["`entries_100k` = 1,000,000,000", "10,000,000,000"]),
+    ("9.2-causal", "9.2", (512 * 513 // 2, N**2, 40), ["causal triangle"]),
+    ("9.2-typo", "9.2", (513**2, N**2, 40), ["is 513²", "n = 512"]),
+    ("9.2-power-swapped", "9.2", (2**512, N**2, 40), ["2 ** 512", "512 ** 2"]),
     ("9.2-bytes", "9.2", (512**2, N**2, 4e10), ["in bytes"]),
     ("9.2-GiB", "9.2", (512**2, N**2, 4e10 / 2**30), ["GiB", "10⁹ bytes"]),
     ("9.2-float64", "9.2", (512**2, N**2, 80), ["float64"]),
     ("9.2-one-byte", "9.2", (512**2, N**2, 10), ["4 bytes"]),
+    ("9.2-three-bytes", "9.2", (512**2, N**2, 30), ["3 bytes per entry"]),
+    ("9.2-divided", "9.2", (512**2, N**2, 2.5), ["divided by the 4 bytes"]),
+    ("9.2-MB", "9.2", (512**2, N**2, 40_000), ["MB"]),
     ("9.2-all-heads", "9.2", (512**2, N**2, 320), ["all 8 heads", "or bits"]),
-    ("9.2-off", "9.2", (512**2, N**2, 44), ["`gb_100k` = 44", "40 GB"]),
 ]
 
 
@@ -76,6 +90,24 @@ WRONG = [
 )
 def test_typical_mistakes_are_named(exercise_id, answers, words):
     result = check(exercise_id, *answers)
-    assert result.status == FAILED
+    assert result.status == FAILED and result.diagnosis == MISTAKE, result.message
+    for word in words:
+        assert word in result.message, result.message
+
+
+UNEXPLAINED = [
+    ("9.1-std-off", "9.1", (6, WEIGHTS), ["`std_64` = 6"]),
+    ("9.1-shape", "9.1", (8, WEIGHTS[:2]), ["shape (3,); got (2,)"]),
+    ("9.2-other", "9.2", (512**2, 1e9, 40), ["`entries_100k` = 1,000,000,000", "10,000,000,000"]),
+    ("9.2-off", "9.2", (512**2, N**2, 44), ["`gb_100k` = 44", "40 GB"]),
+]
+
+
+@pytest.mark.parametrize(
+    "exercise_id, answers, words", [pytest.param(*w[1:], id=w[0]) for w in UNEXPLAINED]
+)
+def test_other_wrong_answers_say_how_they_differ(exercise_id, answers, words):
+    result = check(exercise_id, *answers)
+    assert result.status == FAILED and result.diagnosis in (DIFFERENCE, SHAPE), result.message
     for word in words:
         assert word in result.message, result.message

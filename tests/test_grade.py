@@ -266,7 +266,7 @@ def test_reference_handed_back_is_flagged_and_scores_zero(graded):
 
 def test_summary_counts_and_lists_free_text(graded):
     text = (graded["out"] / "summary.md").read_text(encoding="utf-8")
-    assert "| 3.4 | 5 | 1 | 2 | 1 |" in text  # passed, not yet, not done, flagged
+    assert "| 3.4 | 4 | 2 | 2 | 1 |" in text  # passed, not yet, not done, flagged
     assert "**malformed**" in text and ANSWER in text
 
 

@@ -12,10 +12,11 @@ import torch
 
 from course_lib.attention import scaled_dot_product_attention
 from course_lib.checks import EXERCISES, FAILED, NOT_DONE, PASSED
+from course_lib.checks._rules import course_lib_uses, reference_uses
 from course_lib.lesson_format import ANSWER_PROMPT
 from course_lib.masks import causal_mask
 from course_tools.grading import notebooks, reports
-from course_tools.grading.checking import check_one, isolated, reference_uses
+from course_tools.grading.checking import check_one, isolated
 from course_tools.grading.execution import _only_checks
 from course_tools.grading.grader import find_submissions, load_points
 
@@ -97,13 +98,24 @@ def test_static_uses_of_course_lib_in_answer_cells():
         ),
         ("code", "%timeit cm(4)\nother = cm(4)"),
     )
-    uses = notebooks.reference_uses(nb)
-    assert uses["3.3"] == {
+    cells = notebooks.code_cells(nb)
+    weights = torch.ones(4, 4)  # a value: the cell that made it is read
+    assert course_lib_uses([weights], ["causal_weights"], cells) == {
         "course_lib.attention.scaled_dot_product_attention",
         "course_lib.masks.causal_mask",
     }
-    assert uses["3.6"] == set()
-    assert "course_lib" in uses["3.7"]
+    assert course_lib_uses([weights], ["other"], cells) == {"course_lib.masks.causal_mask"}
+    assert course_lib_uses([weights], ["nowhere"], cells) == set()
+
+
+def test_the_cells_scan_follows_the_order_cells_ran_in_and_their_own_names():
+    imports = "from course_lib.masks import padding_mask, causal_mask as cm"
+    rebinds = "def cm(T):\n    return torch.ones(T, T).tril()"
+    assert course_lib_uses([1], ["x"], [imports, "x = cm(3)"]) == {"course_lib.masks.causal_mask"}
+    assert course_lib_uses([1], ["x"], [imports, rebinds, "x = cm(3)"]) == set()  # taken back
+    assert course_lib_uses([1], ["x"], ["x = cm(3)", imports]) == set()  # imported after
+    local = "padding_mask = torch.ones(3)\nx = padding_mask.sum()"
+    assert course_lib_uses([1], ["x"], [imports, local]) == set()  # the cell's own name
 
 
 # Reference code, found at run time ---------------------------------------------------------
@@ -180,13 +192,12 @@ def test_check_one_reports_missing_names_and_flags_references():
     import cloudpickle
 
     blob = {"pickle": base64.b64encode(cloudpickle.dumps(lambda T: causal_mask(T))).decode()}
-    result = check_one(EXERCISES["3.6"], {"make_causal_mask": blob}, allowed=set())
-    assert result["status"] == PASSED and result["uses"] == ["course_lib.masks.causal_mask"]
-    allowed = check_one(
-        EXERCISES["3.6"], {"make_causal_mask": blob}, {"course_lib.masks.causal_mask"}
-    )
-    assert allowed["uses"] == []
-    missing = check_one(EXERCISES["3.2"], {}, set())
+    result = check_one(EXERCISES["3.6"], {"make_causal_mask": blob})
+    assert result["status"] == FAILED and result["uses"] == ["course_lib.masks.causal_mask"]
+    assert "uses course_lib's `causal_mask`" in result["message"]
+    own = {"pickle": base64.b64encode(cloudpickle.dumps(lambda T: torch.ones(T, T))).decode()}
+    assert check_one(EXERCISES["3.6"], {"make_causal_mask": own})["uses"] == []
+    missing = check_one(EXERCISES["3.2"], {})
     assert (
         missing["status"] == NOT_DONE
         and "`apply_weights`, `apply_output` not defined" in missing["message"]

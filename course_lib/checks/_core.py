@@ -16,6 +16,7 @@ states, default dtype, thread count, grad mode and answers are as they were afte
 """
 
 import dataclasses
+import dis
 import html
 import inspect
 import re
@@ -29,8 +30,19 @@ import numpy as np
 import torch
 
 from ._purity import untouched
+from ._rules import Rules
 
 PASSED, FAILED, NOT_DONE = "passed", "failed", "not done"
+
+# What a failed check's message is, for the course's figures on its checks (the mutation
+# harness counts how often a wrong answer gets a named mistake rather than only a number).
+MISTAKE = "mistake"  # names the likely mistake ("softmax over the wrong axis?")
+DIFFERENCE = "difference"  # says where and by how much a value is off
+SHAPE = "shape"  # a shape or a number of values is wrong
+TYPE = "type"  # the answer is not the kind of object asked for
+EXCEPTION = "exception"  # the learner's code raised; the message gives its line
+RULE = "rule"  # the answer uses what the exercise rules out (see _rules.Rules)
+DIAGNOSES = (MISTAKE, DIFFERENCE, SHAPE, TYPE, EXCEPTION, RULE)
 
 # Machine-readable copy of a result in the notebook's outputs, read by the test suite.
 MIME_TYPE = "application/vnd.attention-course.check+json"
@@ -47,16 +59,30 @@ class NotDone(Exception):
 
 
 class Mismatch(Exception):
-    """The answer is wrong; the message explains how."""
+    """The answer is wrong; the message explains how, and ``kind`` what sort of diagnosis it
+    is (one of :data:`DIAGNOSES`). Name the mistake whenever the answer shows which it is."""
+
+    def __init__(self, message: str, kind: str = DIFFERENCE):
+        if kind not in DIAGNOSES:
+            raise ValueError(f"kind should be one of {DIAGNOSES}; got {kind!r}")
+        super().__init__(message)
+        self.kind = kind
 
 
 @dataclass(frozen=True)
 class Result:
-    """The outcome of one check: ``passed`` (bool), ``status`` and a ``message``."""
+    """The outcome of one check: ``passed`` (bool), ``status`` and a ``message``.
+
+    A failed result also says what kind of diagnosis its message is (``diagnosis``, one of
+    :data:`DIAGNOSES`) and, when the answer uses course_lib's reference code against the
+    exercise's rules, which names (``uses``).
+    """
 
     exercise: str
     status: str
     message: str
+    diagnosis: str | None = None
+    uses: tuple[str, ...] = ()
 
     @property
     def passed(self) -> bool:
@@ -100,6 +126,7 @@ class Exercise:
             :class:`NotDone` / :class:`Mismatch`.
         hints: shown one at a time by ``hint(id)``, from gentle to explicit.
         kind: ``"code"`` or ``"choice"`` (multiple choice).
+        rules: what the answer may use; the check and the grader both enforce them.
     """
 
     id: str
@@ -108,8 +135,11 @@ class Exercise:
     verify: Callable[..., str]
     hints: tuple[str, ...]
     kind: str = "code"
+    rules: Rules = Rules()
 
-    def run(self, *answers) -> Result:
+    def run(self, *answers, sources: list[str] | None = None) -> Result:
+        """Check the answers. ``sources`` are the notebook's code cells, for the rules: by
+        default the cells this IPython kernel has run (the grader passes the submission's)."""
         if len(answers) != len(self.names):
             wanted = ", ".join(self.names)
             return Result(
@@ -121,6 +151,19 @@ class Exercise:
         unset = [name for name, a in zip(self.names, answers, strict=True) if a is None]
         if unset:
             return Result(self.id, NOT_DONE, _not_done(unset))
+        verdict = self._verified(answers)
+        if self.kind == "code":  # what the grader would refuse is refused here first
+            why, uses = self.rules.broken(answers, self.names, sources)
+            if why:  # the check's own verdict follows, for the learner and the instructor
+                after = (
+                    "passes the check" if verdict.passed else f"the check says: {verdict.message}"
+                )
+                message = f"{why} Apart from that, your answer {after}"
+                return Result(self.id, FAILED, message.rstrip(".") + ".", RULE, tuple(uses))
+        return verdict
+
+    def _verified(self, answers) -> Result:
+        """The verifier's verdict on the answers, whatever it raises."""
         try:
             with untouched(answers):  # a check must leave the learner's session as it was
                 message = self.verify(*answers)
@@ -130,9 +173,9 @@ class Exercise:
         except NotImplementedError:
             return Result(self.id, NOT_DONE, _not_done(self.names))
         except Mismatch as e:
-            return Result(self.id, FAILED, str(e))
+            return Result(self.id, FAILED, str(e), e.kind)
         except Exception as e:  # the learner's code failed: say where, without a traceback
-            return Result(self.id, FAILED, f"your code raised {describe_error(e)}")
+            return Result(self.id, FAILED, f"your code raised {describe_error(e)}", EXCEPTION)
 
 
 def _not_done(names) -> str:
@@ -169,8 +212,19 @@ def describe_error(e: BaseException) -> str:
 _DECLARED: dict[str, dict[str, tuple[str, Exercise]]] = {}  # module -> id -> (qualname, exercise)
 
 
-def exercise(exercise_id: str, title: str) -> Callable[[Callable[..., str]], Exercise]:
+def exercise(
+    exercise_id: str,
+    title: str,
+    *,
+    uses: tuple[str, ...] = (),
+    forbidden: tuple[str, ...] = (),
+    loops: bool = True,
+) -> Callable[[Callable[..., str]], Exercise]:
     """Declare a code exercise on its verifier: ``@exercise("3.2", "Apply: one query, two keys")``.
+
+    ``uses``, ``forbidden`` and ``loops`` are the exercise's :class:`~._rules.Rules`: the
+    course_lib names its answer may use, the library functions it may not, and whether Python
+    loops are allowed. The prompt states them (``Rules.describe``).
 
     The decorated function is the verifier. Its parameters are the notebook names that hold
     the answer, in the order ``check`` takes them (the instructor's grader reads the same
@@ -183,8 +237,9 @@ def exercise(exercise_id: str, title: str) -> Callable[[Callable[..., str]], Exe
     """
 
     def declare(verify: Callable[..., str]) -> Exercise:
-        hints = _paragraphs(verify)
-        return _register(verify, Exercise(exercise_id, title, _names(verify), verify, hints))
+        hints, rules = _paragraphs(verify), Rules(uses, forbidden, loops)
+        found = Exercise(exercise_id, title, _names(verify), verify, hints, rules=rules)
+        return _register(verify, found)
 
     return declare
 
@@ -270,9 +325,9 @@ def _choice_verify(correct: str, explanations: dict[str, str]) -> Callable[[str]
     def verify(answer) -> str:
         letter = answer.strip().strip("().").lower() if isinstance(answer, str) else None
         if letter not in explanations:
-            raise Mismatch(f"answer with one of {letters} (a string); got {answer!r}")
+            raise Mismatch(f"answer with one of {letters} (a string); got {answer!r}", TYPE)
         if letter != correct:
-            raise Mismatch(f"({letter}) is not the best answer. {explanations[letter]}")
+            raise Mismatch(f"({letter}) is not the best answer. {explanations[letter]}", MISTAKE)
         return f"({letter}) is right. {explanations[letter]}"
 
     return verify
@@ -308,31 +363,60 @@ def call(
     check a returned pair (output, weights).
     """
     if not callable(fn):
-        raise Mismatch(f"expected a function; got {type(fn).__name__}")
+        raise Mismatch(f"expected a function; got {type(fn).__name__}", TYPE)
     given = [_copied(a) for a in args] if in_place else args
     try:
         result = fn(*given, **kwargs)
     except NotImplementedError as e:
-        if unfinished and not _raised_by(fn, e):
-            raise NotDone(unfinished) from None
-        raise NotDone() from None
+        if _stub_raised(e):  # a stub's `raise NotImplementedError()`, this one's or earlier
+            if unfinished and not _raised_by(fn, e):
+                raise NotDone(unfinished) from None
+            raise NotDone() from None
+        return _crashed(e, during, tip)  # a library's own (no kernel for that dtype, ...)
     except Exception as e:
-        context = f" when called {during}" if during else ""
-        message = f"your function raised {describe_error(e)}{context}."
-        extra = tip(e) if callable(tip) else tip
-        raise Mismatch(f"{message} {extra}" if extra else message) from None
+        return _crashed(e, during, tip)
     if in_place and not all(_same(a, b) for a, b in zip(args, given, strict=True)):
-        raise Mismatch(in_place)
+        raise Mismatch(in_place, MISTAKE)
     return result
+
+
+def _crashed(e: Exception, during: str, tip):
+    """Raise the Mismatch that reports a crash of the learner's function."""
+    context = f" when called {during}" if during else ""
+    message = f"your function raised {describe_error(e)}{context}."
+    extra = tip(e) if callable(tip) else tip
+    # A tip names the likely mistake behind the crash; without one, the crash is the news.
+    kind = MISTAKE if extra else EXCEPTION
+    raise Mismatch(f"{message} {extra}" if extra else message, kind) from None
+
+
+def _stub_raised(e: BaseException) -> bool:
+    """Whether ``e`` comes from a ``raise`` statement in the learner's code (a stub), rather
+    than from inside a library (PyTorch raises NotImplementedError for a dtype it has no
+    kernel for; from C, so the last Python frame is still the learner's, at a call)."""
+    tb = _last(e)
+    if tb is None:
+        return True
+    at = next(
+        (i for i in dis.get_instructions(tb.tb_frame.f_code) if i.offset == tb.tb_lasti), None
+    )
+    learners = _is_learners(tb.tb_frame.f_code.co_filename)
+    return learners and (at is None or at.opname in ("RAISE_VARARGS", "RERAISE"))
 
 
 def _raised_by(fn, e: BaseException) -> bool:
     """Whether ``e`` was raised in the code of ``fn`` itself (true when that is unknown)."""
     code = getattr(inspect.unwrap(fn), "__code__", None)
+    tb = _last(e)
+    return code is None or tb is None or tb.tb_frame.f_code is code
+
+
+def _last(e: BaseException):
+    """The innermost traceback entry of ``e`` (the frame that raised it), or None."""
     tb = e.__traceback__
     while tb is not None and tb.tb_next is not None:
         tb = tb.tb_next
-    return code is None or tb is None or tb.tb_frame.f_code is code
+    return tb
 
 
 def _copied(x):

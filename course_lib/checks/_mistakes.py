@@ -31,8 +31,8 @@ import math
 import numpy as np
 import torch
 
-from ._core import Mismatch
-from ._tensors import as_tensor
+from ._core import DIFFERENCE, MISTAKE, TYPE, Mismatch
+from ._tensors import as_tensor, digits
 
 NEG_INF = float("-inf")
 
@@ -594,7 +594,7 @@ def tensor_pair(function: str, result, during: str) -> tuple[torch.Tensor, torch
         else type(result).__name__
     )
     raise Mismatch(
-        f"{function} should return a pair (output, weights); {during} it returned {got}."
+        f"{function} should return a pair (output, weights); {during} it returned {got}.", TYPE
     )
 
 
@@ -607,7 +607,9 @@ def array_pair(result, during: str) -> tuple[np.ndarray, np.ndarray]:
     what = (
         f"an array of shape {result.shape}" if hasattr(result, "shape") else type(result).__name__
     )
-    raise Mismatch(f"{during}, return a pair (output, weights); your function returned {what}.")
+    raise Mismatch(
+        f"{during}, return a pair (output, weights); your function returned {what}.", TYPE
+    )
 
 
 def expect_array(name: str, x, during: str) -> np.ndarray:
@@ -615,14 +617,16 @@ def expect_array(name: str, x, during: str) -> np.ndarray:
     if isinstance(x, torch.Tensor):
         raise Mismatch(
             f"{during}, `{name}` is a torch tensor: this project is numpy only. "
-            "Use np.exp, np.sqrt, x.mean(axis=...) and return a numpy array."
+            "Use np.exp, np.sqrt, x.mean(axis=...) and return a numpy array.",
+            TYPE,
         )
     if not isinstance(x, np.ndarray):
-        raise Mismatch(f"{during}, `{name}` should be a numpy array; got {type(x).__name__}.")
+        raise Mismatch(f"{during}, `{name}` should be a numpy array; got {type(x).__name__}.", TYPE)
     if x.dtype.kind in "biu":
         raise Mismatch(
             f"{during}, `{name}` has dtype {x.dtype}: values written into an integer array "
-            "are truncated. Create it as floats, e.g. np.zeros((n, m))."
+            "are truncated. Create it as floats, e.g. np.zeros((n, m)).",
+            MISTAKE,
         )
     return x
 
@@ -630,14 +634,14 @@ def expect_array(name: str, x, during: str) -> np.ndarray:
 def expect_returned(name: str, value):
     """``value`` unless it is None, what a function without ``return`` gives back."""
     if value is None:
-        raise Mismatch(f"`{name}` returned None: end it with `return ...`.")
+        raise Mismatch(f"`{name}` returned None: end it with `return ...`.", MISTAKE)
     return value
 
 
 def expect_tensor(name: str, x) -> torch.Tensor:
     """``x`` if it is a torch tensor: a numpy array, a list or None is refused."""
     if not isinstance(x, torch.Tensor):
-        raise Mismatch(f"{name} should return a torch.Tensor; got {type(x).__name__}")
+        raise Mismatch(f"{name} should return a torch.Tensor; got {type(x).__name__}", TYPE)
     return x
 
 
@@ -646,7 +650,8 @@ def expect_mask(name: str, x) -> torch.Tensor:
     if expect_tensor(name, x).dtype != torch.bool:
         raise Mismatch(
             f"{name} should return a boolean tensor (True = may attend); got dtype {x.dtype}. "
-            "Use dtype=torch.bool, or compare: `... == 1`."
+            "Use dtype=torch.bool, or compare: `... == 1`.",
+            TYPE,
         )
     return x
 
@@ -728,7 +733,7 @@ def expect_parameters(fn, message: str, *args, **kwargs) -> None:
     try:
         inspect.signature(fn).bind(*args, **kwargs)
     except (TypeError, ValueError):  # no such parameter, or no signature to read
-        raise Mismatch(message) from None
+        raise Mismatch(message, MISTAKE) from None
 
 
 # Counts ---------------------------------------------------------------------------------------
@@ -744,5 +749,188 @@ def expect_count(
     the answer, e.g. ``"`total_weights` ="`` or ``"for d_model = 64 your function gives"``.
     """
     if got != right:
-        why = miscounts.get(got, otherwise or f"expected {right:,}.")
-        raise Mismatch(f"{said} {got:,}: {why}")
+        why = miscounts.get(got)
+        kind = MISTAKE if why else DIFFERENCE
+        raise Mismatch(f"{said} {got:,}: {why or otherwise or f'expected {right:,}.'}", kind)
+
+
+# Layer norm: more slips, and which part of the formula is off (lessons 6 and 8) --------------
+
+
+def layer_norm_slips(x, gamma, beta, eps: float = 1e-5) -> list:
+    """Slips of LayerNorm(x) = γ·(x - μ)/√(σ² + ε) + β that :func:`layer_norm_mistakes` does
+    not list: the sum for the mean, the standard deviation under the root, (μ - x), β
+    subtracted, a division by γ, ε subtracted, and the mean and the variance over different
+    axes. Try them after :func:`layer_norm_mistakes`."""
+    mean, var = _stats(x, -1)
+    centred, root = x - mean, _sqrt(var + eps)
+    keep = _say(x, "dim=-1, keepdim=True", "axis=-1, keepdims=True")
+    total = _sum(x, -1)
+    upside_down = "the fraction is upside down: γ·(x - μ)/√(σ² + ε) + β."
+    with np.errstate(all="ignore"):  # ε subtracted: a negative root; 1/(x - μ): 1/0
+        mistakes = [
+            (
+                gamma * (x - total) / root + beta,
+                f"you subtracted the sum of each row; subtract its mean, x.mean({keep}).",
+            ),
+            (
+                gamma * centred / _sqrt(_sqrt(var) + eps) + beta,
+                "the square root is taken of the standard deviation, √(σ + ε): put the variance "
+                f"σ² = x.var({keep}) under the root.",
+            ),
+            (
+                gamma * -centred / root + beta,
+                "the sign is flipped: the formula has (x - μ), not (μ - x).",
+            ),
+            (gamma * centred / root - beta, "β is subtracted: add it, γ·x̂ + β."),
+            (centred / root / gamma + beta, "you divided by γ; multiply by it, γ·x̂ + β."),
+            (
+                gamma * centred / _sqrt(var - eps) + beta,
+                "ε is subtracted under the root: divide by √(σ² + ε).",
+            ),
+            (gamma / root + beta, "the numerator (x - μ) is missing: γ·(x - μ)/√(σ² + ε) + β."),
+            (root / (gamma * centred) + beta, upside_down),
+            (gamma / centred / root + beta, upside_down),
+        ]
+    for axis in range(x.ndim - 1):  # the mean and the variance over different axes
+        other_mean, other_var = _stats(x, axis)
+        mistakes += [
+            (
+                gamma * (x - other_mean) / root + beta,
+                f"the mean is taken over axis {axis}, the variance over the last one: both go "
+                f"over the last axis ({keep}).",
+            ),
+            (
+                gamma * centred / _sqrt(other_var + eps) + beta,
+                f"the variance is taken over axis {axis}, the mean over the last one: both go "
+                f"over the last axis ({keep}).",
+            ),
+        ]
+    return mistakes
+
+
+def layer_norm_part_off(got, x, gamma, beta, eps: float = 1e-5) -> str | None:
+    """Which part of γ·(x - μ)/√(σ² + ε) + β a wrong result ``got`` gets wrong, when it
+    matches no typical slip: the centring (x - μ), the division by √(σ² + ε), or γ and β.
+
+    Each part is tested on its own, the others taken as right: if only the division is off,
+    every row of (got - β)/γ is (x - μ) times one number, and so on. None if more than one
+    part is off, or if ``got`` has NaN or another shape.
+    """
+    got, x, gamma, beta = (as_tensor("x", a).numpy() for a in (got, x, gamma, beta))
+    if got.shape != x.shape or not np.isfinite(got).all() or (np.abs(gamma) < 1e-9).any():
+        return None
+    gamma, beta = np.broadcast_to(gamma, x.shape), np.broadcast_to(beta, x.shape)
+    mean = x.mean(axis=-1, keepdims=True)
+    root = np.sqrt(x.var(axis=-1, keepdims=True) + eps)
+    centred, z = x - mean, (got - beta) / gamma  # z should be (x - μ)/√(σ² + ε)
+    shift = got - (gamma * centred / root + beta)
+    if np.ptp(shift) <= 1e-9 * max(1.0, np.abs(shift).max()):
+        return (
+            f"your output is {shift.flat[0]:+.4g} off at every entry, the same shift "
+            "everywhere: β, or the mean μ subtracted, is off."
+        )
+    rows = [i for i in np.ndindex(x.shape[:-1]) if np.ptp(centred[i]) > 1e-6]
+
+    def row(i) -> str:  # "row 2", "position (0, 2)", or "x" for one vector
+        return "x" if not i else f"row {i[0]}" if len(i) == 1 else f"position {i}"
+
+    def per_row(values, i) -> float | None:  # one number for the whole row i, or None
+        v = values[i]
+        return float(v.mean()) if np.ptp(v) <= 1e-6 * max(1.0, np.abs(v).max()) else None
+
+    with np.errstate(all="ignore"):
+        divisors = {i: per_row(centred / z, i) for i in rows}
+    if rows and None not in divisors.values():
+        i = next((i for i in rows if abs(divisors[i] - root[i].item()) > 1e-6), rows[0])
+        want, have = digits(root[i].item(), divisors[i])
+        return (
+            f"the centring and γ, β are right, but the division is off: you divide {row(i)} "
+            f"by {have} where √(σ² + ε) = {want}, with σ² the population variance over the "
+            "last axis."
+        )
+    subtracted = {i: per_row(x - z * root, i) for i in np.ndindex(x.shape[:-1])}
+    if None not in subtracted.values():
+        off = [i for i in subtracted if abs(subtracted[i] - mean[i].item()) > 1e-6]
+        i = (off or list(subtracted))[0]
+        want, have = digits(mean[i].item(), subtracted[i])
+        return (
+            f"the division and γ, β are right, but the centring is off: you subtract {have} "
+            f"from {row(i)} where its mean μ over the last axis is {want}."
+        )
+    hat = (centred / root).reshape(-1, x.shape[-1])  # x̂, one row per position
+    flat = got.reshape(-1, x.shape[-1])
+    if hat.shape[0] >= 3:  # enough rows to fit one scale and one shift per feature
+        for j in range(x.shape[-1]):
+            design = np.stack([hat[:, j], np.ones(hat.shape[0])], axis=-1)
+            fitted = np.linalg.lstsq(design, flat[:, j], rcond=None)[0]
+            if not np.allclose(design @ fitted, flat[:, j], atol=1e-6):
+                return None
+        return (
+            "each row is normalised right, (x - μ)/√(σ² + ε), but γ and β are not applied as "
+            "γ·x̂ + β, one scale and one shift per feature (the last axis)."
+        )
+    return None
+
+
+# Counts written as a formula: which term or factor is off (lesson 7) -------------------------
+
+
+def count_slip(got: float, groups, sizes: dict[str, int] | None = None) -> str | None:
+    """Which one slip turns the count written by ``groups`` into ``got``, in its words; else None.
+
+    ``groups`` are ``(label, terms)``, a term ``(label, factors)`` and a factor ``(name,
+    value)``; the count is the sum of every term's product, e.g. ``[("the FFN", [("W_1",
+    [("d_model", 512), ("d_ff", 2048)]), ...]), ...]``. ``sizes`` are the named sizes a factor
+    may be mistaken for, e.g. ``{"d_k": 64, "d_ff": 2048}``. Tried in order: a group or a
+    term left out, subtracted or counted several times; then in one term, factors left out
+    or divided by, one factor replaced by another size, or off by one (a typo).
+    """
+    terms = [term for _, group in groups for term in group]
+    total = sum(_product(factors) for _, factors in terms)
+
+    def near(x: float) -> bool:
+        return math.isclose(got, x, rel_tol=1e-9, abs_tol=0.5)
+
+    def as_written(label: str, factors: list) -> str:
+        return f"{label} = {' × '.join(f'{v:,}' for _, v in factors)}"
+
+    parts = [(sum(_product(f) for _, f in group), label) for label, group in groups]
+    parts = (parts if len(groups) > 1 else []) + [(_product(t[1]), as_written(*t)) for t in terms]
+    for value, written in parts:
+        if len(terms) > 1 and near(total - value):
+            return f"{written} is missing."
+        if near(total - 2 * value):
+            return f"{written} is subtracted instead of added."
+        for times in (2, 3, 4, 6, 8):
+            if near(total + (times - 1) * value):
+                return f"{written} is counted {times} times."
+    for label, factors in terms:
+        value, written = _product(factors), as_written(label, factors)
+        rest = total - value
+        for subset in _subsets(len(factors)):
+            left = _product(factors[i] for i in subset)
+            names = " and ".join(f"{factors[i][0]} ({factors[i][1]:,})" for i in subset)
+            if near(rest + value / left):
+                return f"{written} lacks {names}."
+            if near(rest + value / left**2):
+                return f"{written} divides by {names} instead of multiplying."
+        for name, v in factors:
+            for other, w in (sizes or {}).items():
+                if other != name and w != v and near(rest + value / v * w):
+                    return f"in {written}, you have {other} = {w:,} where {name} ({v:,}) belongs."
+            for typo in (v - 1, v + 1):
+                if near(rest + value / v * typo):
+                    return f"in {written}, you have {typo:,} for {name} ({v:,})."
+    return None
+
+
+def _product(factors) -> float:
+    return math.prod(v for _, v in factors)
+
+
+def _subsets(n: int) -> list[tuple[int, ...]]:
+    """The non-empty proper subsets of range(n), smallest first."""
+    import itertools  # only count_slip needs it
+
+    return [s for k in range(1, n) for s in itertools.combinations(range(n), k)] or [(0,)]

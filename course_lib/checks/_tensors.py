@@ -5,30 +5,48 @@ import math
 import numpy as np
 import torch
 
-from ._core import Mismatch
+from ._core import DIFFERENCE, MISTAKE, SHAPE, TYPE, Mismatch
+
+# The course's one policy for answer types, stated in lesson 1 and in every lesson's "How to
+# use this notebook": a value may be a number, a list, a NumPy array or a PyTorch tensor.
+NUMBERS = "a number, a list, a NumPy array or a PyTorch tensor"
 
 
 def as_tensor(name: str, x) -> torch.Tensor:
     """The answer as a float64 tensor; tensors, numpy arrays, lists and numbers are accepted."""
     if type(x).__module__ == "torch.return_types":  # (values, indices) from tensor.max(dim=...)
         raise Mismatch(
-            f"`{name}` holds both the values and the indices of .max(dim=...): take .values"
+            f"`{name}` holds both the values and the indices of .max(dim=...): take .values",
+            MISTAKE,
         )
+    if isinstance(x, str):
+        raise Mismatch(_text_number(name, x), TYPE)
     if isinstance(x, torch.Tensor):
         return x.detach().to(torch.float64)
     try:
-        values = None if isinstance(x, (str, bytes)) else np.asarray(x)
+        values = None if isinstance(x, bytes) else np.asarray(x)
     except ValueError:
         raise Mismatch(
-            f"`{name}` should be a table of numbers, but its rows have different lengths"
+            f"`{name}` should be a table of numbers, but its rows have different lengths", SHAPE
         ) from None
     if values is None or values.dtype.kind not in "biuf":
         held = f" holding {values.dtype}" if values is not None and values.dtype.kind == "O" else ""
-        raise Mismatch(
-            f"`{name}` should be numbers (a tensor, an array or a list); "
-            f"got {type(x).__name__}{held}"
-        )
+        raise Mismatch(f"`{name}` should be {NUMBERS}; got {type(x).__name__}{held}", TYPE)
     return torch.as_tensor(values.astype(np.float64))
+
+
+def _text_number(name: str, text: str) -> str:
+    """The message for a number written as text, e.g. ``"1,048,576"``."""
+    digits = text.strip().replace(",", "").replace("_", "").replace(" ", "")
+    try:
+        number = float(digits)
+    except ValueError:
+        return f"`{name}` is the text {text!r}; it should be {NUMBERS}."
+    written = f"{int(number):_}" if number.is_integer() else repr(number)
+    return (
+        f"`{name}` is the text {text!r}, not a number: write it without quotes, "
+        f"e.g. {written} (Python allows _ between digits, not commas)."
+    )
 
 
 def one_number(name: str, x, finite: bool = True) -> torch.Tensor:
@@ -39,9 +57,9 @@ def one_number(name: str, x, finite: bool = True) -> torch.Tensor:
     """
     t = as_tensor(name, x)
     if t.numel() != 1:
-        raise Mismatch(f"`{name}` should be one number; got shape {tuple(t.shape)}")
+        raise Mismatch(f"`{name}` should be one number; got shape {tuple(t.shape)}", SHAPE)
     if finite and not torch.isfinite(t).all():
-        raise Mismatch(f"`{name}` is {float(t)}; expected a finite number.")
+        raise Mismatch(f"`{name}` is {float(t)}; expected a finite number.", DIFFERENCE)
     return t.reshape(())
 
 
@@ -49,14 +67,16 @@ def whole_number(name: str, x, why: str = "a count is a whole number") -> int:
     """The answer as an int; a Mismatch, saying ``why``, unless it is one whole number."""
     number = float(one_number(name, x, finite=False))
     if not math.isfinite(number) or number != int(number):
-        raise Mismatch(f"`{name}` = {number:g}: {why}.")
+        raise Mismatch(f"`{name}` = {number:g}: {why}.", TYPE)
     return int(number)
 
 
 def expect_shape(name: str, x: torch.Tensor, shape: tuple[int, ...], letters: str = "") -> None:
     if tuple(x.shape) != tuple(shape):
         named = f"{letters} = " if letters else ""
-        raise Mismatch(f"`{name}` should have shape {named}{tuple(shape)}; got {tuple(x.shape)}")
+        raise Mismatch(
+            f"`{name}` should have shape {named}{tuple(shape)}; got {tuple(x.shape)}", SHAPE
+        )
 
 
 def close(got: torch.Tensor, expected: torch.Tensor, atol: float = 1e-4) -> bool:
@@ -93,10 +113,17 @@ def difference(name: str, got, expected) -> str:
     diff = (got - expected).abs()
     where = tuple(int(i) for i in np.unravel_index(int(diff.argmax()), tuple(diff.shape)))
     at = f" at index {where}" if where else ""
-    return (
-        f"`{name}` is off by up to {float(diff.max()):.3g}{at}: "
-        f"expected {float(expected[where]):.4f}, got {float(got[where]):.4f}."
-    )
+    want, have = digits(float(expected[where]), float(got[where]))
+    return f"`{name}` is off by up to {float(diff.max()):.3g}{at}: expected {want}, got {have}."
+
+
+def digits(expected: float, got: float) -> tuple[str, str]:
+    """Both numbers with 4 decimals, or as many more as it takes to tell them apart."""
+    for places in range(4, 12):
+        want, have = f"{expected:.{places}f}", f"{got:.{places}f}"
+        if want != have:
+            break
+    return want, have
 
 
 def diagnose(
@@ -115,13 +142,12 @@ def diagnose(
     try:
         expect_shape(name, got, expected.shape)
         if not close(got, expected, atol):
-            raise Mismatch(
-                match(got, wrong)
-                or (weights and row_sums(name, got))
-                or difference(name, got, expected)
-            )
+            named = match(got, wrong) or (weights and row_sums(name, got))
+            if named:
+                raise Mismatch(named, MISTAKE)
+            raise Mismatch(difference(name, got, expected), DIFFERENCE)
     except Mismatch as e:
-        raise Mismatch(f"{during}: {e}" if during else str(e)) from None
+        raise Mismatch(f"{during}: {e}" if during else str(e), e.kind) from None
 
 
 def row_sums(name: str, weights: torch.Tensor) -> str | None:

@@ -7,14 +7,31 @@ PyTorch's two, entries instead of bytes, and so on.
 """
 
 import inspect
+import math
 
+import numpy as np
 import torch
 
-from ._core import Mismatch, call, exercise, multiple_choice
+from ._core import DIFFERENCE, MISTAKE, TYPE, Mismatch, call, exercise, multiple_choice
 from ._mistakes import expect_returned
 from ._tensors import one_number, whole_number
 
 _WHOLE = "steps, hops, lengths and counts are whole numbers"  # why a fraction is wrong
+
+
+def _flipped(got: list[float], right: list[float]) -> str | None:
+    """A message if every count came out as minus the right one."""
+    if all(g == -r != 0 for g, r in zip(got, right, strict=True)):
+        return "the sign is flipped: a count is never negative."
+    return None
+
+
+def _fraction(counts: list[float]) -> str | None:
+    """A message if a count is not a whole number (a / where a * belongs, most often)."""
+    if any(not float(c).is_integer() for c in counts):
+        return "a count is a whole number, so a division crept in: is there a / where a * belongs?"
+    return None
+
 
 # 1.1 Recall ------------------------------------------------------------------------------------
 
@@ -57,14 +74,16 @@ def steps_and_paths(rnn_steps, rnn_path, attention_steps, attention_path) -> str
         "attention_steps": whole_number("attention_steps", attention_steps, _WHOLE),
         "attention_path": whole_number("attention_path", attention_path, _WHOLE),
     }
-    if got == {"rnn_steps": 1, "rnn_path": 1, "attention_steps": 100, "attention_path": 99}:
+    if got["rnn_steps"] == 1 and got["attention_steps"] in (99, 100):
         raise Mismatch(
             "the RNN and attention answers are swapped: the RNN is the one that takes a step "
-            "per word."
+            "per word.",
+            MISTAKE,
         )
     if 4 in (got["rnn_path"], got["rnn_steps"]) or got["rnn_steps"] == 5:
         raise Mismatch(
-            "5 steps and 4 hops were the worked example's 5-word sentence; this one has 100 words."
+            "5 steps and 4 hops were the worked example's 5-word sentence; this one has 100 words.",
+            MISTAKE,
         )
     _check_rnn(got["rnn_steps"], got["rnn_path"])
     _check_attention(got["attention_steps"], got["attention_path"])
@@ -82,38 +101,65 @@ def steps_and_paths(rnn_steps, rnn_path, attention_steps, attention_path) -> str
 def _check_rnn(steps: int, path: int) -> None:
     wrong_steps = {
         99: "the RNN also makes a step for the first word (h1 = f(h0, x1)): 100 words, 100 steps.",
+        101: "h0 is the initial state, given rather than computed: the 100 words make 100 steps, "
+        "h1 to h100.",
         1: "an RNN cannot compute h_t before h_{t-1}: one step per word, one after another.",
+        0: "an RNN cannot compute h_t before h_{t-1}: one step per word, one after another.",
     }
     if steps != 100:
+        why = wrong_steps.get(steps)
         raise Mismatch(
-            wrong_steps.get(steps) or f"`rnn_steps` = {steps}: the RNN makes one step per word."
+            why or f"`rnn_steps` = {steps}: the RNN makes one step per word, and there are 100.",
+            MISTAKE if why else DIFFERENCE,
         )
     wrong_path = {
         1: "1 hop is attention's path. In an RNN, word 1 reaches word 100 only through the "
         "chain h1 → h2 → ... → h100.",
+        0: "0 hops would mean word 1 and word 100 are the same position; in an RNN, word 1 "
+        "reaches word 100 through the chain h1 → h2 → ... → h100.",
         101: "count the links between h1 and h100: one fewer than the words they span.",
         98: "count the links between h1 and h100: h1 → h2 is the first of them.",
     }
     if path not in (99, 100):
+        why = wrong_path.get(path)
         raise Mismatch(
-            wrong_path.get(path)
-            or f"`rnn_path` = {path}: follow the chain h1 → h2 → ... → h100 and count the arrows."
+            why
+            or f"`rnn_path` = {path}: follow the chain h1 → h2 → ... → h100 and count the arrows.",
+            MISTAKE if why else DIFFERENCE,
         )
 
 
 def _check_attention(steps: int, path: int) -> None:
+    wrong_steps = {
+        100: "that is the RNN's count, a step per word; self-attention computes every position "
+        "at once, as one batch of matrix products: 1 step per layer.",
+        99: "that is about the RNN's count; self-attention computes every position at once, as "
+        "one batch of matrix products: 1 step per layer.",
+        0: "the layer still runs once: it computes every position in that one step.",
+        2: "the scores and the weighted sum are matrix products over all positions at once; "
+        "Table 1 counts sequential operations per layer, and a layer is 1 step whatever n is.",
+        6: "6 is the number of layers in the paper's encoder; the question is about one layer.",
+    }
     if steps != 1:
+        why = wrong_steps.get(steps)
         raise Mismatch(
-            f"`attention_steps` = {steps}: self-attention computes every position at once, "
-            "as one batch of matrix products: 1 step per layer, whatever n is."
+            f"`attention_steps` = {steps}: "
+            + (why or "self-attention computes every position at once: 1 step per layer."),
+            MISTAKE if why else DIFFERENCE,
         )
-    if path == 0:
-        raise Mismatch(
-            "0 hops would mean the words are the same position; a word reading another is one hop."
-        )
+    wrong_path = {
+        0: "0 hops would mean the words are the same position; a word reading another is one hop.",
+        2: "query → key → value is still one hop: word 100 reads word 1 directly, in one "
+        "attention step.",
+        99: "that is the RNN's path; word 100 attends to word 1 directly, in one hop.",
+        100: "that is about the RNN's path; word 100 attends to word 1 directly, in one hop.",
+    }
     if path != 1:
+        why = wrong_path.get(path)
         raise Mismatch(
-            f"`attention_path` = {path}: word 100 attends to word 1 directly, in one hop."
+            f"`attention_path` = {path}: "
+            + (why or "word 100 attends to word 1 directly, in one hop."),
+            MISTAKE if why else DIFFERENCE,
         )
 
 
@@ -130,33 +176,55 @@ def costs(attention_cost, recurrent_cost, crossover_n) -> str:
 
     n²·d = n·d²: divide both sides by n·d.
     """
-    for n, d in _COST_CASES:
-        a = _cost(attention_cost, "attention_cost", n, d)
-        r = _cost(recurrent_cost, "recurrent_cost", n, d)
-        expected_a, expected_r = n * n * d, n * d * d
-        if (a, r) == (expected_r, expected_a) != (expected_a, expected_r):
-            raise Mismatch(
-                "the two costs are swapped: self-attention compares every pair of positions "
-                "(n² pairs, d multiply-adds each), the recurrence multiplies a d × d matrix at "
-                "each of n steps."
+    got = {
+        name: [_cost(fn, name, n, d) for n, d in _COST_CASES]
+        for name, fn in (("attention_cost", attention_cost), ("recurrent_cost", recurrent_cost))
+    }
+    right = {
+        "attention_cost": [n * n * d for n, d in _COST_CASES],
+        "recurrent_cost": [n * d * d for n, d in _COST_CASES],
+    }
+    if got["attention_cost"] == right["recurrent_cost"] != right["attention_cost"] and (
+        got["recurrent_cost"] == right["attention_cost"]
+    ):
+        raise Mismatch(
+            "the two costs are swapped: self-attention compares every pair of positions "
+            "(n² pairs, d multiply-adds each), the recurrence multiplies a d × d matrix at "
+            "each of n steps.",
+            MISTAKE,
+        )
+    for name, form in (("attention_cost", "n²·d"), ("recurrent_cost", "n·d²")):
+        if got[name] != right[name]:
+            i = next(
+                i for i, (g, r) in enumerate(zip(got[name], right[name], strict=True)) if g != r
             )
-        for name, got, expected, form in (
-            ("attention_cost", a, expected_a, "n²·d"),
-            ("recurrent_cost", r, expected_r, "n·d²"),
-        ):
-            if got != expected:
-                diagnosis = _cost_mistakes(n, d, expected).get(got, f"got {got:,}")
-                raise Mismatch(f"`{name}({n}, {d})` should be {form} = {expected:,}: {diagnosis}.")
+            (n, d), value, expected = _COST_CASES[i], got[name][i], right[name][i]
+            said = f"`{name}({n}, {d})` should be {form} = {expected:,}; got {_num(value)}"
+            why = (
+                _flipped(got[name], right[name])
+                or _cost_mistake(name, got[name])
+                or _fraction(got[name])
+            )
+            if why:
+                raise Mismatch(f"{said}: {why}", MISTAKE)
+            whole_number(f"{name}({n}, {d})", value, _WHOLE)  # a fraction says so
+            raise Mismatch(f"{said}.", DIFFERENCE)
     x = whole_number("crossover_n", crossover_n, _WHOLE)
     wrong = {
         512 * 512: "512² is the cost ratio's numerator, not the length: n²·d = n·d² when n = d.",
         23: "√512 ≈ 22.6 is not it: n²·d = n·d² simplifies to n = d.",
         22: "√512 ≈ 22.6 is not it: n²·d = n·d² simplifies to n = d.",
         1: "divide both sides of n²·d = n·d² by n·d: n = d.",
+        513: "at n = 513 attention is already the dearer layer; the two are equal at n = d.",
+        511: "at n = 511 attention is still the cheaper layer; the two are equal at n = d.",
+        256: "n²·d = n·d² simplifies to n = d, not d/2.",
+        1024: "n²·d = n·d² simplifies to n = d, not 2·d.",
     }
     if x != 512:
+        why = wrong.get(x)
         raise Mismatch(
-            wrong.get(x) or f"`crossover_n` = {x}: set n²·d = n·d² with d = 512 and solve for n."
+            why or f"`crossover_n` = {x}: set n²·d = n·d² with d = 512 and solve for n.",
+            MISTAKE if why else DIFFERENCE,
         )
     return (
         "n²·d < n·d² exactly when n < d. At d = 512: n = 50 costs 1,280,000 against 13,107,200 "
@@ -164,21 +232,94 @@ def costs(attention_cost, recurrent_cost, crossover_n) -> str:
     )
 
 
-def _cost(fn, name, n, d) -> int:
+def _cost(fn, name, n, d) -> float:
     value = expect_returned(name, call(fn, n, d, during=f"with n = {n}, d = {d}"))
-    return whole_number(f"{name}({n}, {d})", value, _WHOLE)
+    return float(one_number(f"{name}({n}, {d})", value))
 
 
-def _cost_mistakes(n: int, d: int, expected: int) -> dict[int, str]:
-    """The costs typical slips give for one layer, and why each is wrong."""
-    return {
-        n * n * d + n * d * d - expected: "that is the other layer's formula: self-attention "
-        "costs n²·d, recurrence n·d²",
-        n * d: "n·d is one pass over the input; the cost has one more factor",
-        n * n * d * d: "n²·d² multiplies both costs together",
-        n * n: "n² counts the pairs, but each pair costs d multiply-adds",
-        d * d: "d² is the cost of one step; there are n of them",
-    }
+def _cost_mistake(name: str, values: list[int]) -> str | None:
+    """Why the costs ``values`` (one per case of ``_COST_CASES``) are wrong, if the formula
+    they follow is a typical slip or a product c·nᵃ·dᵇ whose parts can be named."""
+    attention = name == "attention_cost"
+    other = "recurrence, n·d²" if attention else "self-attention, n²·d"
+    typical = [
+        (
+            lambda n, d: n * d * d if attention else n * n * d,
+            f"that is the other layer's formula ({other}).",
+        ),
+        (lambda n, d: n * d, "n·d is one pass over the input; the cost has one more factor."),
+        (lambda n, d: n * n * d * d, "n²·d² multiplies both costs together."),
+        (lambda n, d: n * n * d + n * d * d, "n²·d + n·d² adds the two layers' costs."),
+        (
+            lambda n, d: n * (n - 1) * d,
+            "a position also attends to itself: n² pairs, not n(n - 1).",
+        ),
+        (
+            lambda n, d: (n - 1) * d * d,
+            "the recurrence makes a step for every position: n steps, not n - 1.",
+        ),
+    ]
+    for formula, message in typical:
+        if all(
+            math.isclose(v, formula(n, d)) for v, (n, d) in zip(values, _COST_CASES, strict=True)
+        ):
+            return message
+    if all(math.isclose(v, values[0]) for v in values):
+        return f"your function returns {_num(values[0])} whatever n and d are."
+    fitted = _monomial(values)
+    if fitted is None:
+        return None
+    c, a, b = fitted
+    if (a, b) == (2, 0) and attention:
+        return "n² counts the pairs, but each pair costs d multiply-adds."
+    if (a, b) == (0, 2) and not attention:
+        return "d² is the cost of one step; there are n of them."
+    want = (2, 1) if attention else (1, 2)
+    parts = []
+    if a != want[0]:
+        parts.append(
+            "self-attention scores n² pairs of positions" if attention else "there are n steps"
+        )
+    if b != want[1]:
+        parts.append(
+            "each pair costs a d-long dot product, d multiply-adds"
+            if attention
+            else "each step multiplies a d × d matrix by a vector, d² multiply-adds"
+        )
+    if c == 2:
+        parts.append("a multiply-add counts once, not as two operations")
+    elif c == 0.5 and attention:
+        parts.append("every ordered pair (i, j) counts, not half of them")
+    elif c != 1:
+        parts.append(f"there is no factor {c:g}")
+    return (
+        f"your function computes {_product(c, ('n', a), ('d', b))}, but " + "; ".join(parts) + "."
+    )
+
+
+def _num(x: float) -> str:
+    """``1,280,000`` for a whole number, ``4.88281`` otherwise."""
+    return f"{int(x):,}" if float(x).is_integer() else f"{x:,.6g}"
+
+
+def _monomial(values: list[int]) -> tuple[float, int, int] | None:
+    """``(c, a, b)`` if ``values`` are c·nᵃ·dᵇ at every case, with small a, b and a simple c."""
+    for a in range(-1, 4):
+        for b in range(-1, 4):
+            for c in (1, 2, 0.5, 4, 3):
+                guess = [c * float(n) ** a * float(d) ** b for n, d in _COST_CASES]
+                if all(math.isclose(v, g) for v, g in zip(values, guess, strict=True)):
+                    return c, a, b
+    return None
+
+
+def _product(c: float, *factors: tuple[str, int]) -> str:
+    """``2·n²·d`` from ``(2, ("n", 2), ("d", 1))``; a power 0 leaves its factor out."""
+    powers = {-1: "⁻¹", 1: "", 2: "²", 3: "³"}
+    terms = [f"{x}{powers[p]}" for x, p in factors if p]
+    if c != 1 or not terms:
+        terms.insert(0, f"{c:g}")
+    return "·".join(terms)
 
 
 # 1.4 (lab L1.A) Token and sequence accuracy, first position excluded ---------------------------
@@ -193,22 +334,25 @@ def accuracy(reversal_accuracy) -> str:
     .all(dim=1).
     """
     predicted, target = _accuracy_case()
-    result = call(reversal_accuracy, predicted.clone(), target.clone(), during="on a test batch")
+    result = call(
+        reversal_accuracy,
+        predicted.clone(),
+        target.clone(),
+        during="on a test batch",
+        tip=_accuracy_tip,
+    )
+    expect_returned("reversal_accuracy", result)
     if not isinstance(result, (tuple, list)) or len(result) != 2:
         raise Mismatch(
-            "`reversal_accuracy` should return a pair (token_accuracy, sequence_accuracy); "
-            f"got {type(result).__name__}."
+            "`reversal_accuracy` should return a pair of numbers (token_accuracy, "
+            f"sequence_accuracy); got {_what(result)}.",
+            TYPE,
         )
     token, sequence = (
         float(one_number(name, x))
         for name, x in zip(("token_accuracy", "sequence_accuracy"), result, strict=True)
     )
     expected = _reference_accuracy(predicted, target)  # 17/20, 2/4
-    if max(token, sequence) > 1.0 + 1e-9:
-        raise Mismatch(
-            f"got ({token:g}, {sequence:g}): return fractions between 0 and 1, not percentages "
-            "or counts (.mean(), not .sum())."
-        )
     if _same_pair((token, sequence), expected):
         rows, length = target.shape
         scored = rows * (length - 1)
@@ -217,13 +361,54 @@ def accuracy(reversal_accuracy) -> str:
             f"and sequence accuracy {sequence:.2f} ({round(sequence * rows)} of {rows}) on the "
             "test batch; position 1 is given, so it is not scored."
         )
+    if min(token, sequence) < 0:
+        raise Mismatch(
+            f"got ({token:g}, {sequence:g}): a share of right answers is never negative; check "
+            "the sign.",
+            MISTAKE,
+        )
+    if max(token, sequence) > 1.0 + 1e-9:
+        raise Mismatch(
+            f"got ({token:g}, {sequence:g}): return fractions between 0 and 1, not percentages "
+            "or counts (.mean(), not .sum()).",
+            MISTAKE,
+        )
     for candidate, message in _accuracy_mistakes(predicted, target):
         if _same_pair((token, sequence), candidate):
-            raise Mismatch(message)
+            raise Mismatch(message, MISTAKE)
+    which = [
+        f"{name} {value:.4f}, expected {want:.4f}"
+        for name, value, want in (
+            ("the token accuracy is", token, expected[0]),
+            ("the sequence accuracy is", sequence, expected[1]),
+        )
+        if abs(value - want) >= 1e-6
+    ]
     raise Mismatch(
-        f"on the test batch expected ({expected[0]:.4f}, {expected[1]:.2f}); "
-        f"got ({token:.4f}, {sequence:.4f})."
+        f"on the test batch (4 rows of 6 tokens, 20 scored), {' and '.join(which)}.",
+        DIFFERENCE,
     )
+
+
+def _what(x) -> str:
+    if isinstance(x, torch.Tensor):
+        return f"a tensor of shape {tuple(x.shape)}"
+    return type(x).__name__
+
+
+def _accuracy_tip(error: Exception) -> str | None:
+    """What a crash on the test batch most likely means."""
+    text = str(error)
+    if "must match the size of tensor" in text or "could not be broadcast" in text:
+        return (
+            "Tip: predicted and target were sliced differently; compare the same positions of "
+            "both, predicted[:, 1:] == target[:, 1:]."
+        )
+    if "could not infer output dtype" in text:
+        return "Tip: the matches are booleans, which have no mean: .float().mean()."
+    if "Dimension out of range" in text or "out of bounds" in text:
+        return "Tip: the batch is (B, L), dimensions 0 and 1; a sequence runs along dim=1."
+    return None
 
 
 def _accuracy_case():
@@ -257,6 +442,8 @@ def _accuracy_mistakes(predicted, target) -> list:
     every = (predicted == target).double()  # position 1 counted
     shifted = (predicted[:, :-1] == target[:, :-1]).double()  # positions 1..L-1
     scored = (predicted[:, 1:] == target[:, 1:]).double()
+    late = (predicted[:, 2:] == target[:, 2:]).double()  # positions 3..L
+    inner = (predicted[:, 1:-1] == target[:, 1:-1]).double()  # positions 2..L-1
 
     def rows(matches, how="all"):
         return getattr(matches, how)(1).double().mean().item()
@@ -298,10 +485,43 @@ def _accuracy_mistakes(predicted, target) -> list:
             "positions 1..L-1 are scored: the decoder is given position 1 and predicts "
             "positions 2..L, so compare predicted[:, 1:] with target[:, 1:].",
         ),
+        (
+            (late.mean().item(), rows(late)),
+            "positions 3..L are scored: only position 1 is given, so compare predicted[:, 1:] "
+            "with target[:, 1:].",
+        ),
+        (
+            (inner.mean().item(), rows(inner)),
+            "the last position is left out: score positions 2..L, predicted[:, 1:] (no end bound).",
+        ),
+        (
+            (token, scored.all().double().item()),
+            ".all() without dim asks whether every scored token of the whole batch is right; a "
+            "sequence accuracy takes .all(dim=1), one answer per sequence, then the mean.",
+        ),
+        (
+            (1 - token, rows(1 - scored)),
+            "these are error rates: `!=` finds the wrong tokens; the accuracy counts the right "
+            "ones, predicted[:, 1:] == target[:, 1:].",
+        ),
     ]
 
 
 # 1.5 (lab L1.B) The parameters of one LSTM layer -----------------------------------------------
+
+# (d_in, hidden): the lab's layer first; enough others to tell every part of the count apart.
+_LSTM_CASES = [(256, 128), (64, 128), (3, 5), (1, 1), (2, 7), (9, 4), (5, 11), (13, 3)]
+# The parts a count can have, as (what it multiplies, its name in a formula).
+_LSTM_TERMS = [
+    (lambda d, h: h * d, "hidden·d_in"),
+    (lambda d, h: h * h, "hidden²"),
+    (lambda d, h: h, "hidden"),
+    (lambda d, h: d, "d_in"),
+    (lambda d, h: d * d, "d_in²"),
+    (lambda d, h: 1, ""),
+]
+_LSTM_RIGHT = (4, 4, 8, 0, 0, 0)  # 4·hidden·d_in (W_ih) + 4·hidden² (W_hh) + 8·hidden (biases)
+_LSTM_FORMULA = "4·hidden·d_in (W_ih) + 4·hidden² (W_hh) + 8·hidden (b_ih and b_hh)"
 
 
 @exercise("1.5", "Lab L1.B: the parameters of an LSTM layer")
@@ -313,41 +533,120 @@ def lstm_parameter_count(lstm_parameters) -> str:
 
     Check against sum(p.numel() for p in torch.nn.LSTM(d_in, hidden).parameters()).
     """
-    for d_in, hidden in [(256, 128), (64, 128), (3, 5)]:
+    counts = []
+    for d_in, hidden in _LSTM_CASES:
         value = call(lstm_parameters, d_in, hidden, during=f"with d_in = {d_in}, hidden = {hidden}")
         value = expect_returned("lstm_parameters", value)
-        got = whole_number(f"lstm_parameters({d_in}, {hidden})", value, _WHOLE)
-        expected = sum(p.numel() for p in torch.nn.LSTM(d_in, hidden).parameters())
-        if got != expected:
-            raise Mismatch(
-                _lstm_mistakes(d_in, hidden, expected).get(got)
-                or f"`lstm_parameters({d_in}, {hidden})` should be {expected:,}; got {got:,}. "
-                "Count W_ih, W_hh, b_ih and b_hh."
-            )
+        counts.append(float(one_number(f"lstm_parameters({d_in}, {hidden})", value)))
+    right = [_lstm_count(_LSTM_RIGHT, d, h) for d, h in _LSTM_CASES]
+    if counts != right:
+        i = next(i for i, (g, r) in enumerate(zip(counts, right, strict=True)) if g != r)
+        (d_in, hidden), got, expected = _LSTM_CASES[i], counts[i], right[i]
+        said = f"`lstm_parameters({d_in}, {hidden})` = {_num(got)}, not {expected:,}"
+        why = _flipped(counts, right) or _fraction(counts) or _lstm_mistake(counts)
+        if why:
+            raise Mismatch(f"{said}: {why}", MISTAKE)
+        raise Mismatch(f"{said}. One direction of one layer has {_LSTM_FORMULA}.", DIFFERENCE)
     return (
-        "4·hidden·(d_in + hidden) + 8·hidden: 197,632 for one direction of the BiLSTM's first "
+        "4·hidden·d_in + 4·hidden² + 8·hidden: 197,632 for one direction of the BiLSTM's first "
         "layer."
     )
 
 
-def _lstm_mistakes(d_in: int, hidden: int, expected: int) -> dict[int, str]:
-    """The counts typical slips give for one LSTM layer, and why each is wrong."""
-    gates = 4 * hidden * (d_in + hidden)
-    return {
-        gates + 4 * hidden: "PyTorch's LSTM has two bias vectors per gate, b_ih and b_hh: "
-        "8·hidden biases, not 4·hidden.",
-        gates: "the biases are missing: PyTorch adds b_ih and b_hh, 4·hidden each.",
-        4 * hidden * d_in + 8 * hidden: "the recurrent weights W_hh (4·hidden × hidden) are "
-        "missing: each gate also reads h_{t-1}.",
-        hidden * (d_in + hidden) + 2 * hidden: "an LSTM has four gates (input, forget, cell, "
-        "output): multiply by 4.",
-        3 * hidden * (d_in + hidden) + 6 * hidden: "that is a GRU's three gates; an LSTM has four.",
-        2 * expected: "that counts both directions; the function is for one direction of one "
-        "layer.",
-    }
+def _lstm_count(coefficients, d_in: int, hidden: int) -> float:
+    return sum(
+        c * term(d_in, hidden) for c, (term, _) in zip(coefficients, _LSTM_TERMS, strict=True)
+    )
+
+
+def _lstm_fit(counts: list[float]) -> tuple[float, ...] | None:
+    """The coefficients of ``counts`` on the parts of ``_LSTM_TERMS`` (whole or half numbers),
+    if such a formula gives every count exactly; else None."""
+    terms = np.array([[float(t(d, h)) for t, _ in _LSTM_TERMS] for d, h in _LSTM_CASES])
+    solution = np.linalg.lstsq(terms, np.array(counts, dtype=float), rcond=None)[0]
+    coefficients = tuple(float(x) for x in np.round(solution * 2) / 2)
+    fits = all(
+        _lstm_count(coefficients, d, h) == c for (d, h), c in zip(_LSTM_CASES, counts, strict=True)
+    )
+    return coefficients if fits else None
+
+
+_LSTM_MISCOUNTS = {
+    (4, 4, 4, 0, 0, 0): "one bias vector per gate: PyTorch's LSTM has two bias vectors per gate, "
+    "b_ih and b_hh, so 8·hidden biases, not 4·hidden.",
+    (4, 4, 0, 0, 0, 0): "the biases are missing: PyTorch adds b_ih and b_hh, 4·hidden each.",
+    (4, 0, 8, 0, 0, 0): "the recurrent weights W_hh (4·hidden × hidden) are missing: each gate "
+    "also reads h_{t-1}.",
+    (4, 0, 4, 0, 0, 0): "the recurrent weights W_hh (4·hidden × hidden) and the second bias are "
+    "missing: each gate also reads h_{t-1}, and PyTorch has b_ih and b_hh.",
+    (0, 4, 8, 0, 0, 0): "the input weights W_ih (4·hidden × d_in) are missing: each gate also "
+    "reads x_t.",
+    (1, 1, 2, 0, 0, 0): "that is one gate; an LSTM has four gates (input, forget, cell, "
+    "output): multiply by 4.",
+    (1, 1, 1, 0, 0, 0): "that is one gate with one bias; an LSTM has four gates (multiply by 4), "
+    "and PyTorch gives each two bias vectors.",
+    (1, 1, 0, 0, 0, 0): "that is one gate without biases; an LSTM has four gates (multiply by "
+    "4), and PyTorch gives each two bias vectors.",
+    (3, 3, 6, 0, 0, 0): "that is a GRU's three gates; an LSTM has four.",
+    (8, 8, 16, 0, 0, 0): "that counts both directions; the function is for one direction of one "
+    "layer.",
+    (4, 0, 0, 8, 4, 0): "d_in and hidden are swapped: W_ih is (4·hidden) × d_in, W_hh is "
+    "(4·hidden) × hidden and the biases are 4·hidden long.",
+    (4, 0, 0, 4, 4, 0): "d_in and hidden are swapped (W_ih is (4·hidden) × d_in, W_hh is "
+    "(4·hidden) × hidden), and PyTorch has two bias vectors per gate.",
+    (4, 4, 0, 8, 0, 0): "the biases are 4·hidden long each, one entry per gate unit; you sized "
+    "them by d_in.",
+    (4, 4, 0, 4, 0, 0): "the biases are 4·hidden long, one entry per gate unit (and PyTorch has "
+    "two of them); you sized them by d_in.",
+    (0, 4, 8, 0, 4, 0): "the input weights are (4·hidden) × d_in, not d_in × d_in.",
+}
+
+
+def _lstm_mistake(counts: list[float]) -> str | None:
+    """Which part of the count is wrong, if the counts follow a formula in the parts."""
+    fitted = _lstm_fit(counts)
+    if fitted is None:
+        return None
+    named = _LSTM_MISCOUNTS.get(fitted)
+    if named:
+        return named
+    written = " + ".join(
+        f"{_coefficient(c)}{name}" if name else f"{c:g}"
+        for c, (_, name) in zip(fitted, _LSTM_TERMS, strict=True)
+        if c
+    )
+    if not any(fitted[:5]):
+        return f"your function returns {fitted[5]:g} whatever d_in and hidden are."
+    gates = fitted[0]  # as many gates as W_ih counts (hidden × d_in each)
+    if fitted == (gates, gates, 2 * gates, 0, 0, 0):
+        return f"that counts {gates:g} gates; an LSTM has four: multiply by 4."
+    parts = []
+    for c, right, what in (
+        (fitted[0], 4, "W_ih, four gates' (hidden × d_in), is 4·hidden·d_in"),
+        (fitted[1], 4, "W_hh, four gates' (hidden × hidden), is 4·hidden²"),
+        (fitted[2], 8, "the biases b_ih and b_hh are 4·hidden each, 8·hidden"),
+    ):
+        if c != right:
+            parts.append(what)
+    if any(fitted[3:5]):
+        parts.append(
+            "no part grows with d_in alone or with d_in² (d_in and hidden swapped somewhere?)"
+        )
+    if fitted[5]:
+        parts.append(f"no part has a fixed size (your formula adds {fitted[5]:g})")
+    return f"your count is {written}, but " + "; ".join(parts) + "."
+
+
+def _coefficient(c: float) -> str:
+    return "" if c == 1 else f"{c:g}·"
 
 
 # 1.6 (lab L1.C) The memory of the score matrix -------------------------------------------------
+
+# (n, heads, layers, batch): the table's rows, a whole model, and cases that vary one size at
+# a time from (6, 1, 1, 1), to tell which factor a wrong formula gets wrong.
+_BYTE_CASES = [(512, 1, 1, 1), (128_000, 1, 1, 1), (2048, 8, 6, 3), (10, 2, 3, 5)]
+_BYTE_BASE, _BYTE_STEPS = (6, 1, 1, 1), (2, 2, 3, 5)  # n ×2, heads 2, layers 3, batch 5
 
 
 @exercise("1.6", "Lab L1.C: the memory of the score matrix")
@@ -356,34 +655,30 @@ def score_memory(attention_bytes) -> str:
 
     Every head, every layer and every sequence in the batch has its own matrix: multiply.
     """
-    cases = [(512, 1, 1, 1), (128_000, 1, 1, 1), (2048, 8, 6, 3), (10, 2, 3, 5)]
     if not callable(attention_bytes):
-        raise Mismatch(f"expected a function; got {type(attention_bytes).__name__}")
+        raise Mismatch(f"expected a function; got {type(attention_bytes).__name__}", TYPE)
     try:
         inspect.signature(attention_bytes).bind(1, heads=1, layers=1, batch=1)
+        inspect.signature(attention_bytes).bind(1)
     except (TypeError, ValueError):
         raise Mismatch(
             "`attention_bytes` must take heads, layers and batch as keyword arguments with "
-            "default 1: def attention_bytes(n, heads=1, layers=1, batch=1)."
+            "default 1: def attention_bytes(n, heads=1, layers=1, batch=1).",
+            MISTAKE,
         ) from None
-    for n, heads, layers, batch in cases:
-        during = f"with n = {n}, heads = {heads}, layers = {layers}, batch = {batch}"
-        sizes = {"heads": heads, "layers": layers, "batch": batch}
-        if (heads, layers, batch) == (1, 1, 1):
-            sizes = {}  # the defaults: called as attention_bytes(n)
-        value = expect_returned("attention_bytes", call(attention_bytes, n, during=during, **sizes))
-        got = float(one_number(f"attention_bytes({n}, ...)", value))
-        copies = heads * layers * batch
-        expected = 4 * n * n * copies
+    for case in _BYTE_CASES:
+        n, heads, layers, batch = case
+        got = _bytes(attention_bytes, *case)
+        expected = 4 * n * n * heads * layers * batch
         if got == expected:
             continue
-        typical = _byte_mistakes(n, heads, layers, batch)
-        message = next((m for v, m in typical.items() if abs(got - v) <= 1e-9 * max(v, 1)), None)
         called = f"attention_bytes({n}, heads={heads}, layers={layers}, batch={batch})"
+        why = _flipped([got], [expected]) or _byte_mistake(attention_bytes)
+        if why:
+            raise Mismatch(f"`{called}` gave {_num(got)}: {why}", MISTAKE)
         raise Mismatch(
-            f"`{called}` gave {got:,.6g}: {message}"
-            if message
-            else f"`{called}` should be 4·n²·heads·layers·batch = {expected:,}; got {got:,.6g}."
+            f"`{called}` should be 4·n²·heads·layers·batch = {expected:,}; got {_num(got)}.",
+            DIFFERENCE,
         )
     return (
         "4·n² bytes per head, layer and sequence: 1 MiB at 512 tokens, 65.5 GB (61.0 GiB) at "
@@ -391,29 +686,84 @@ def score_memory(attention_bytes) -> str:
     )
 
 
-def _byte_mistakes(n: int, heads: int, layers: int, batch: int) -> dict[float, str]:
-    """The sizes typical slips give for the score matrices, and why each is wrong."""
-    copies = heads * layers * batch
-    entries, right = n * n * copies, 4 * n * n * copies
-    return {
-        entries: "that is the number of entries; each float32 entry takes 4 bytes.",
-        2 * entries: "2 bytes per entry is float16; the table is float32, 4 bytes.",
-        8 * entries: "8 bytes per entry is float64; the table is float32, 4 bytes.",
-        4 * n * copies: "the score matrix is n × n: n² entries, not n.",
-        4 * n * n: "heads, layers and batch were ignored: every head of every layer of every "
-        "sequence holds its own n × n matrix.",
-        4 * n * n * heads * layers: "the batch was ignored: every sequence in the batch has its "
-        "own matrices.",
-        4 * n * n * heads * batch: "the layers were ignored: every layer computes its own score "
-        "matrices.",
-        4 * n * n * layers * batch: "the heads were ignored: every head computes its own n × n "
-        "matrix.",
-        32 * entries: "that is in bits (32 per float32 entry); return bytes, 4 per entry.",
-        right / 2**10: "that is in KiB; return bytes (the notebook converts).",
-        right / 2**20: "that is in MiB; return bytes (the notebook converts).",
-        right / 1e9: "that is in GB; return bytes (the notebook converts).",
-        right / 2**30: "that is in GiB; return bytes (the notebook converts).",
-    }
+def _bytes(fn, n, heads, layers, batch) -> float:
+    during = f"with n = {n}, heads = {heads}, layers = {layers}, batch = {batch}"
+    sizes = {"heads": heads, "layers": layers, "batch": batch}
+    if (heads, layers, batch) == (1, 1, 1):
+        sizes = {}  # the defaults: called as attention_bytes(n)
+    value = expect_returned("attention_bytes", call(fn, n, during=during, **sizes))
+    return float(one_number(f"attention_bytes({n}, ...)", value))
+
+
+_PER_ENTRY = {  # bytes per entry that a typical slip gives, and what it is
+    1: "that is the number of entries; each float32 entry takes 4 bytes",
+    2: "2 bytes per entry is float16; the scores are float32, 4 bytes",
+    8: "8 bytes per entry is float64; the scores are float32, 4 bytes",
+    32: "that is in bits (32 per float32 entry); return bytes, 4 per entry",
+    0.5: "that divides the entries by 2; each float32 entry takes 4 bytes",
+    4 / 2**10: "that is in KiB; return bytes (the notebook converts)",
+    4 / 2**20: "that is in MiB; return bytes (the notebook converts)",
+    4 / 2**30: "that is in GiB; return bytes (the notebook converts)",
+    4 / 1e3: "that is in kB; return bytes (the notebook converts)",
+    4 / 1e6: "that is in MB; return bytes (the notebook converts)",
+    4 / 1e9: "that is in GB; return bytes (the notebook converts)",
+}
+
+
+def _byte_mistake(fn) -> str | None:
+    """Which factor of 4·n²·heads·layers·batch the learner's formula gets wrong, from how its
+    result grows with each size in turn; None unless it is such a product."""
+    base = _bytes(fn, *_BYTE_BASE)
+    powers = []
+    for i, step in enumerate(_BYTE_STEPS):
+        case = list(_BYTE_BASE)
+        case[i] *= step
+        moved = _bytes(fn, *case)
+        if base <= 0 or moved <= 0:
+            return None
+        power = math.log(moved / base) / math.log(step)
+        if abs(power - round(power)) > 1e-6:
+            return None
+        powers.append(round(power))
+    per_entry = base / _BYTE_BASE[0] ** powers[0]
+    p_n, p_heads, p_layers, p_batch = powers
+    if not any(powers):
+        return f"your function returns {_num(base)} whatever n, heads, layers and batch are."
+    for n, heads, layers, batch in _BYTE_CASES:  # the product must give every case
+        value = per_entry * n**p_n * heads**p_heads * layers**p_layers * batch**p_batch
+        if not math.isclose(value, _bytes(fn, n, heads, layers, batch), rel_tol=1e-9):
+            return None
+    parts = []
+    entry = next(
+        (m for v, m in _PER_ENTRY.items() if math.isclose(per_entry, v, rel_tol=1e-9)), None
+    )
+    if entry:
+        parts.append(entry)
+    elif not math.isclose(per_entry, 4, rel_tol=1e-9):
+        parts.append(f"{per_entry:g} bytes per entry; a float32 entry takes 4")
+    if p_n == 1:
+        parts.append("the score matrix is n × n: n² entries, not n")
+    elif p_n != 2:
+        parts.append(f"n appears to the power {p_n}; the score matrix is n × n, n² entries")
+    ignored = [
+        name for name, p in zip(("heads", "layers", "batch"), powers[1:], strict=True) if p == 0
+    ]
+    if len(ignored) == 3:
+        parts.append(
+            "heads, layers and batch were ignored: every head of every layer of every sequence "
+            "holds its own n × n matrix"
+        )
+    else:
+        own = {
+            "heads": "the heads were ignored: every head computes its own n × n matrix",
+            "layers": "the layers were ignored: every layer computes its own score matrices",
+            "batch": "the batch was ignored: every sequence in the batch has its own matrices",
+        }
+        parts += [own[name] for name in ignored]
+    for name, p in zip(("heads", "layers", "batch"), powers[1:], strict=True):
+        if p not in (0, 1):
+            parts.append(f"{name} appears to the power {p}; each multiplies the count once")
+    return "; ".join(parts) + "." if parts else None
 
 
 # 1.7 (lab L1.C) The inconsistent last row ------------------------------------------------------

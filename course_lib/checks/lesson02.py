@@ -11,7 +11,7 @@ import math
 import numpy as np
 import torch
 
-from ._core import Mismatch, exercise, multiple_choice
+from ._core import DIFFERENCE, MISTAKE, SHAPE, TYPE, Mismatch, exercise, multiple_choice
 from ._tensors import as_tensor, diagnose, expect_shape, fmt, match, one_number
 
 # Shared by several exercises -------------------------------------------------------------------
@@ -23,7 +23,8 @@ def _rounded(name: str, got: torch.Tensor, expected: torch.Tensor, keep: int) ->
         if torch.allclose(got, torch.round(expected, decimals=decimals), atol=1e-6, rtol=0):
             raise Mismatch(
                 f"`{name}` looks rounded to {decimals} decimal(s), which is too coarse to "
-                f"check; keep at least {keep} (or do not round at all)."
+                f"check; keep at least {keep} (or do not round at all).",
+                MISTAKE,
             )
 
 
@@ -31,25 +32,37 @@ def _rounded(name: str, got: torch.Tensor, expected: torch.Tensor, keep: int) ->
 _UNIFORM = 7 / 144
 
 
-def _check_variance(name: str, got: float, d_k: int) -> None:
+def _check_variance(name: str, got: float, d_k: int, measured: dict[int, float]) -> None:
+    """A Mismatch unless ``got`` estimates Var(q·k) = d_k; ``measured`` holds the learner's
+    variances at the exercise's widths, one of which may have been measured twice."""
     # 20,000 draws estimate the variance within a few percent; a single product qᵢkᵢ
     # (d_k = 1) has heavy tails, so its estimate wanders further.
     if abs(got - d_k) <= (0.15 if d_k == 1 else 0.1) * d_k:
         return
+    why = _variance_mistake(name, got, d_k, measured)
+    if why:
+        raise Mismatch(why, MISTAKE)
     raise Mismatch(
-        _variance_mistake(name, got, d_k)
-        or f"`{name}` = {got:.4g}; expected about d_k = {d_k} (a few percent either way, from "
-        "sampling)."
+        f"`{name}` = {got:.4g}, {got / d_k:.3g}·d_k; Var(q·k) should be d_k = {d_k}, within a "
+        "few percent from sampling.",
+        DIFFERENCE,
     )
 
 
-def _variance_mistake(name: str, got: float, d_k: int) -> str | None:
+def _variance_mistake(name: str, got: float, d_k: int, measured=None) -> str | None:
     """Name the mistake behind an estimate of Var(q·k) at d_k, if it is a typical one."""
 
     def near(target, tol=0.12):
         return abs(got - target) <= tol * abs(target)
 
     said = f"`{name}` = {got:.3g}"
+    if got < 0:
+        return f"{said} is negative, which a variance never is: check the sign."
+    if math.isnan(got):
+        return (
+            f"`{name}` is NaN: the variance of a single number is undefined. Compute one q·k per "
+            "pair (q * k).sum(dim=-1), shape (n,), then .var() over the n pairs."
+        )
     if d_k > 1 and near(math.sqrt(d_k)):
         return (
             f"{said} is about √{d_k} = {math.sqrt(d_k):.3g}, the standard deviation: the "
@@ -70,12 +83,23 @@ def _variance_mistake(name: str, got: float, d_k: int) -> str | None:
             f"{said} is about 1: that is the variance of q·k/√d_k (lesson 3's scaling) or of a "
             f"single product qᵢkᵢ. Sum the {d_k} products of each pair, unscaled."
         )
-    if abs(got) < 0.1 * d_k:
-        if near(_UNIFORM * d_k, 0.15):
+    for other, value in (measured or {}).items():  # another width measured a second time
+        if other != d_k and near(other, 0.1) and abs(value - other) <= 0.1 * other:
             return (
-                f"{said} fits components drawn uniformly from [0, 1) (torch.rand); they need "
-                "mean 0 and variance 1: torch.randn."
+                f"{said} is about {other}, the variance at d_k = {other}: draw q and k of "
+                f"width {d_k} here."
             )
+    if 1 < d_k <= 8 and (near(d_k - 1, 0.04) or near(d_k + 1, 0.04)):
+        return (
+            f"{said} fits vectors of {round(got)} components; at d_k = {d_k} draw "
+            f"torch.randn(n, {d_k})."
+        )
+    if abs(got) < 0.1 * d_k and near(_UNIFORM * d_k, 0.15):
+        return (
+            f"{said} fits components drawn uniformly from [0, 1) (torch.rand); they need "
+            "mean 0 and variance 1: torch.randn."
+        )
+    if abs(got) < 0.05 * d_k:
         return (
             f"{said} is close to 0, like the mean of q·k; the variance is the mean squared "
             "distance from the mean (.var())."
@@ -137,23 +161,38 @@ def apply(dot_ab, cos_ab, angle_ab) -> str:
     wrong = [
         (A * B, "these are the products aᵢbᵢ, one per component: add them up for a·b."),
         (
+            A,
+            "this is the vector a itself: a·b multiplies a and b component by component, then "
+            "adds.",
+        ),
+        (
+            B,
+            "this is the vector b itself: a·b multiplies a and b component by component, then "
+            "adds.",
+        ),
+        (
             torch.outer(A, B),
             "this is every product aᵢbⱼ (an outer product); a dot product pairs only matching "
             "components, aᵢbᵢ, and sums them.",
         ),
     ]
-    got = as_tensor("dot_ab", dot_ab)
-    if got.numel() != 1:
-        raise Mismatch(
-            match(got, wrong) or f"`dot_ab` should be one number; got shape {tuple(got.shape)}"
-        )
+    got = _one("dot_ab", dot_ab, wrong)
     wrong = [
         (-dot, "the sign is lost: (-1)·4 = -4 and 3·(-2) = -6 are negative, so a·b = 2 - 4 - 6."),
         (norm_a * norm_b, "that is |a| |b|; the dot product is |a| |b| cos θ, and here cos θ < 0."),
         ((A + B).sum(), "that is the sum of a + b; multiply matching components, then add."),
+        (A.sum() * B.sum(), "that multiplies the sums; multiply matching components, then add."),
+        (A @ A, "that is a·a = |a|², a with itself; the question is a·b."),
+        (B @ B, "that is b·b = |b|², b with itself; the question is a·b."),
     ]
-    diagnose("dot_ab", got.reshape(()), dot, wrong, atol=1e-6)
+    diagnose("dot_ab", got, dot, wrong, atol=1e-6)
     cos = dot / (norm_a * norm_b)
+    with_vectors = [  # a length left as the vector itself: three numbers
+        (dot / (A * norm_b), _VECTOR_LENGTH),
+        (dot / (norm_a * B), _VECTOR_LENGTH),
+        (dot / (A * B), _VECTOR_LENGTH),
+    ]
+    got = _one("cos_ab", cos_ab, with_vectors)
     wrong = [
         (dot, "that is the dot product itself: the cosine divides it by |a| |b| = √14·√21."),
         (
@@ -162,9 +201,13 @@ def apply(dot_ab, cos_ab, angle_ab) -> str:
         ),
         (dot / norm_a, "you divided by |a| only: the cosine divides by |a| |b|."),
         (dot / norm_b, "you divided by |b| only: the cosine divides by |a| |b|."),
+        (dot * norm_b / norm_a, "you divided by |a| / |b|; divide by the product |a| |b|."),
+        (dot * norm_a / norm_b, "you divided by |b| / |a|; divide by the product |a| |b|."),
+        (dot * norm_a * norm_b, "you multiplied by |a| |b|; the cosine divides by it."),
+        (1 / cos, "upside down: cos θ = a·b / (|a| |b|), the dot product on top."),
         (-cos, "the sign is lost: a·b = -8 is negative, so cos θ is negative too."),
+        (dot / (norm_a + norm_b), "you divided by |a| + |b|; divide by the product |a| |b|."),
     ]
-    got = one_number("cos_ab", cos_ab)
     _rounded("cos_ab", got, cos, keep=3)
     diagnose("cos_ab", got, cos, wrong, atol=1e-3)
     angle = torch.rad2deg(torch.arccos(cos))
@@ -172,7 +215,8 @@ def apply(dot_ab, cos_ab, angle_ab) -> str:
     if torch.isnan(got):
         raise Mismatch(
             "`angle_ab` is NaN: arccos only accepts numbers between -1 and 1. Take the arccos "
-            "of the cosine, not of the dot product."
+            "of the cosine, not of the dot product.",
+            MISTAKE,
         )
     _rounded("angle_ab", got, angle, keep=1)
     diagnose("angle_ab", got, angle, _angle_mistakes(cos, angle), atol=0.05)
@@ -182,11 +226,34 @@ def apply(dot_ab, cos_ab, angle_ab) -> str:
     )
 
 
+_VECTOR_LENGTH = (
+    "three numbers: a length was left as the vector itself. |a| = np.linalg.norm(a) is one "
+    "number, √14."
+)
+
+
+def _one(name: str, x, wrong) -> torch.Tensor:
+    """The answer as one number; several numbers are a mistake from ``wrong`` or a shape."""
+    got = as_tensor(name, x)
+    if got.numel() != 1:
+        named = match(got, wrong)
+        raise Mismatch(
+            named or f"`{name}` should be one number; got shape {tuple(got.shape)}",
+            MISTAKE if named else SHAPE,
+        )
+    return got.reshape(())
+
+
 def _angle_mistakes(cos, angle) -> list:
     return [
         (
             torch.arccos(cos),
             "this angle is in radians; the exercise asks for degrees: math.degrees(θ), or θ·180/π.",
+        ),
+        (
+            torch.deg2rad(torch.arccos(cos)),
+            "the radians were converted the wrong way: np.degrees turns radians into degrees "
+            "(np.radians does the opposite).",
         ),
         (180 - angle, "this is 180° - θ: arccos of a negative cosine is more than 90°."),
         (
@@ -197,6 +264,11 @@ def _angle_mistakes(cos, angle) -> list:
         (
             torch.rad2deg(torch.cos(cos)),
             "np.cos turns an angle into a cosine; the inverse is np.arccos.",
+        ),
+        (
+            torch.rad2deg(cos),
+            "you converted the cosine itself to degrees: take np.arccos(cos_ab) first, then "
+            "np.degrees.",
         ),
         (
             torch.rad2deg(torch.arcsin(cos)),
@@ -216,29 +288,66 @@ def extend(var_4, var_512, std_ratio) -> str:
 
     std_ratio = (var_512 / var_4) ** 0.5.
     """
-    v4, v512 = float(one_number("var_4", var_4)), float(one_number("var_512", var_512))
+    v4 = float(one_number("var_4", var_4, finite=False))  # a NaN has its own diagnosis
+    v512 = float(one_number("var_512", var_512, finite=False))
     if abs(v4 - 512) <= 0.1 * 512 and abs(v512 - 4) <= 0.4:
-        raise Mismatch("`var_4` and `var_512` are swapped: the variance grows with d_k.")
-    _check_variance("var_4", v4, 4)
-    _check_variance("var_512", v512, 512)
+        raise Mismatch("`var_4` and `var_512` are swapped: the variance grows with d_k.", MISTAKE)
+    _check_variance("var_4", v4, 4, {4: v4, 512: v512})
+    _check_variance("var_512", v512, 512, {4: v4, 512: v512})
     ratio = float(one_number("std_ratio", std_ratio))
     expected = math.sqrt(512 / 4)
-    if abs(ratio - 128) <= 0.1 * 128:
-        raise Mismatch(
-            f"`std_ratio` = {ratio:.3g} is the ratio of the variances; standard deviations "
-            "grow as √d_k, so the ratio is √128 ≈ 11.3."
-        )
-    if abs(ratio - 1 / expected) <= 0.01:
-        raise Mismatch(
-            "`std_ratio` is upside down: divide the standard deviation at d_k = 512 by the one "
-            "at d_k = 4."
-        )
+    why = _ratio_mistake(ratio, v4, v512)
+    if why:
+        raise Mismatch(why, MISTAKE)
     if abs(ratio - expected) > 0.08 * expected:
-        raise Mismatch(f"`std_ratio` = {ratio:.3g}; expected √(512/4) ≈ {expected:.1f}.")
+        raise Mismatch(
+            f"`std_ratio` = {ratio:.3g}; expected √(var_512 / var_4) ≈ √(512/4) ≈ {expected:.1f}.",
+            DIFFERENCE,
+        )
     return (
         f"Var(q·k) ≈ {v4:.2f} at d_k = 4 and ≈ {v512:.0f} at d_k = 512; standard deviations "
         f"{math.sqrt(v4):.1f} and {math.sqrt(v512):.1f}, {ratio:.1f}× apart."
     )
+
+
+def _ratio_mistake(ratio: float, v4: float, v512: float) -> str | None:
+    """Name what ``std_ratio`` holds instead of √(var_512 / var_4), if it is a typical slip."""
+    expected = math.sqrt(v512 / v4)
+
+    def near(target, tol=0.08):
+        return abs(ratio - target) <= tol * abs(target)
+
+    if near(128, 0.1) or near(v512 / v4, 0.02):
+        return (
+            f"`std_ratio` = {ratio:.3g} is the ratio of the variances; standard deviations "
+            "grow as √d_k, so the ratio is √128 ≈ 11.3."
+        )
+    if abs(ratio - 1 / expected) <= 0.01:
+        return (
+            "`std_ratio` is upside down: divide the standard deviation at d_k = 512 by the one "
+            "at d_k = 4."
+        )
+    if near(math.sqrt(v512), 0.02):
+        return (
+            "`std_ratio` is √var_512, the standard deviation at d_k = 512 alone: divide it by "
+            "the one at d_k = 4."
+        )
+    if near(math.sqrt(v512 * v4), 0.02):
+        return (
+            "`std_ratio` = √(var_512 · var_4): the variances are multiplied; divide them, "
+            "√(var_512 / var_4)."
+        )
+    if near(math.sqrt(v512) - math.sqrt(v4), 0.02):
+        return (
+            "`std_ratio` is the difference of the standard deviations; the question asks how "
+            "many times larger: divide them."
+        )
+    if near(v512 / math.sqrt(v4), 0.02) or near(math.sqrt(v512) / v4, 0.02):
+        return (
+            "`std_ratio` mixes a variance with a standard deviation: take the square root of "
+            "both, √var_512 / √var_4."
+        )
+    return None
 
 
 # 2.4 (lab L2.A) The variance against d_k -------------------------------------------------------
@@ -258,18 +367,22 @@ def slope(dot_variances, loglog_slope) -> str:
     if isinstance(dot_variances, dict):
         raise Mismatch(
             "`dot_variances` is a dict; make it a list with one variance per d_k, in the order "
-            "of dims (list(your_dict.values()) if it was filled in that order)."
+            "of dims (list(your_dict.values()) if it was filled in that order).",
+            TYPE,
         )
     got = as_tensor("dot_variances", dot_variances).flatten()
     expect_shape("dot_variances", got, (len(DIMS),), "one per d_k in (1, 4, 64, 512)")
     values = got.tolist()
     for d_k, v in zip(DIMS, values, strict=True):
-        _check_variance(f"dot_variances (at d_k = {d_k})", v, d_k)
+        _check_variance(
+            f"dot_variances (at d_k = {d_k})", v, d_k, dict(zip(DIMS, values, strict=True))
+        )
     s = as_tensor("loglog_slope", loglog_slope).flatten()
     if s.numel() == 2:
         raise Mismatch(
             "`loglog_slope` holds two numbers: np.polyfit(x, y, 1) returns [slope, intercept]; "
-            "take [0]."
+            "take [0].",
+            MISTAKE,
         )
     s = float(one_number("loglog_slope", s))
     _check_slope(s, values)
@@ -280,28 +393,61 @@ def slope(dot_variances, loglog_slope) -> str:
 
 
 def _check_slope(s: float, values: list[float]) -> None:
-    fitted = np.polyfit(np.log(DIMS), np.log(values), 1)
-    if abs(s - fitted[1]) < 1e-6 < abs(fitted[1] - fitted[0]):
-        raise Mismatch(
-            "`loglog_slope` is the intercept: np.polyfit(x, y, 1) returns [slope, intercept]; "
-            "take [0]."
-        )
-    linear = np.polyfit(DIMS, values, 1)[0]
-    if abs(s - linear) < 1e-6 < abs(linear - fitted[0]):
-        raise Mismatch(
-            "`loglog_slope` is the slope of variance against d_k on ordinary axes; the lab asks "
-            "for log-log axes: fit np.log(dot_variances) against np.log(dims)."
-        )
+    with np.errstate(all="ignore"):  # a variance of 0 or below has no log; its fits are NaN
+        x, y = np.log(DIMS), np.log(values)
+        fitted = np.polyfit(x, y, 1)[0]
+        fits = [
+            (
+                np.polyfit(x, y, 1)[1],
+                "`loglog_slope` is the intercept: np.polyfit(x, y, 1) "
+                "returns [slope, intercept]; take [0].",
+            ),
+            (
+                np.polyfit(DIMS, values, 1)[0],
+                "`loglog_slope` is the slope of variance against "
+                "d_k on ordinary axes; the lab asks for log-log axes: fit np.log(dot_variances) "
+                "against np.log(dims).",
+            ),
+            (
+                np.polyfit(DIMS, y, 1)[0],
+                "`loglog_slope` fits log(variance) against d_k itself: "
+                "take the log of the dims too, np.log(dims).",
+            ),
+            (
+                np.polyfit(x, values, 1)[0],
+                "`loglog_slope` fits the variances themselves against "
+                "log d_k: take the log of the variances too, np.log(dot_variances).",
+            ),
+            (
+                np.polyfit(y, x, 1)[0],
+                "x and y are swapped: np.polyfit(x, y, 1) takes log d_k first, then log variance.",
+            ),
+            (
+                np.polyfit(x, y, 2)[0],
+                "np.polyfit(..., 2) fits a parabola, and [0] is its x² "
+                "coefficient: fit a line, degree 1.",
+            ),
+            (
+                np.polyfit(x, y, 0)[0],
+                "np.polyfit(..., 0) fits a constant, the mean of log "
+                "variance: fit a line, degree 1.",
+            ),
+        ]
+    for value, message in fits:
+        if abs(s - value) < 1e-6 < abs(value - fitted):
+            raise Mismatch(message, MISTAKE)
     if abs(s - 0.5) < 0.05:
         raise Mismatch(
             "`loglog_slope` ≈ 0.5 is the slope of the standard deviation, √d_k; fit "
-            "log(variance) against log(d_k)."
+            "log(variance) against log(d_k).",
+            MISTAKE,
         )
     if abs(s - 1) > 0.05:
         raise Mismatch(
-            f"`loglog_slope` = {s:.3f}; fit a line to (log d_k, log variance), e.g. "
-            "np.polyfit(np.log(dims), np.log(dot_variances), 1)[0]: the slope should be close "
-            "to 1."
+            f"`loglog_slope` = {s:.3f}, while your dot_variances give a slope of {fitted:.3f} "
+            "on log-log axes: np.polyfit(np.log(dims), np.log(dot_variances), 1)[0], close "
+            "to 1.",
+            DIFFERENCE,
         )
 
 
@@ -330,7 +476,7 @@ def matrices(qk_scores, qk_cosines) -> str:
         "pair, shape (3, 3).",
     }
     if tuple(got.shape) in shapes:
-        raise Mismatch(shapes[tuple(got.shape)])
+        raise Mismatch(shapes[tuple(got.shape)], MISTAKE)
     wrong = [
         (
             expected / math.sqrt(2),
@@ -378,6 +524,27 @@ def _cosine_mistakes(Q, scores, norms) -> list:
             "you divided by the squared lengths |qᵢ|²|kⱼ|²; divide by the lengths.",
         ),
         (scores / norms, "only the rows were divided, by |qᵢ|; divide by |kⱼ| as well."),
+        (
+            scores / norms**2,
+            "each row was divided by |qᵢ|²: lengths * lengths squares each row's length; "
+            "lengths * lengths.T pairs |qᵢ| with |kⱼ|.",
+        ),
+        (
+            scores / (norms / norms.T),
+            "you divided by |qᵢ| / |kⱼ|; divide by the product |qᵢ| |kⱼ|: lengths * lengths.T.",
+        ),
+        (
+            scores * (norms * norms.T),
+            "you multiplied by the lengths |qᵢ| |kⱼ|; the cosine divides by them.",
+        ),
+        (
+            (norms * norms.T) / scores,
+            "upside down: the cosine is the score divided by |qᵢ| |kⱼ|, the score on top.",
+        ),
+        (
+            scores / (norms + norms.T),
+            "you divided by |qᵢ| + |kⱼ|; divide by the product |qᵢ| |kⱼ|.",
+        ),
         (
             scores / norms.T,
             "only the columns were divided, by |kⱼ|; divide by |qᵢ| as well (keepdim=True keeps "

@@ -20,13 +20,29 @@ import torch
 
 from .. import numpy_encoder as ref
 from ..interop import encoder_layers_from_numpy
-from ._core import FAILED, NOT_DONE, Mismatch, NotDone, call, declared, exercise, multiple_choice
+from ._core import (
+    DIFFERENCE,
+    FAILED,
+    MISTAKE,
+    NOT_DONE,
+    SHAPE,
+    TYPE,
+    Mismatch,
+    NotDone,
+    call,
+    declared,
+    exercise,
+    multiple_choice,
+)
 from ._mistakes import (
     add_and_norm_mistakes,
     array_pair,
     expect_array,
+    expect_parameters,
     keepdims_tip,
     layer_norm_mistakes,
+    layer_norm_part_off,
+    layer_norm_slips,
     output_mistakes,
     positional_mistakes,
     stable_softmax_mistakes,
@@ -79,7 +95,14 @@ def _run(fn, *args, during: str):
 
 def _array(name: str, fn, *args, during: str) -> np.ndarray:
     """The numpy array of floats that the learner's ``fn(*args)`` returns."""
-    return expect_array(name, _run(fn, *args, during=during), during)
+    return expect_array(name, _returned(_run(fn, *args, during=during), during), during)
+
+
+def _returned(result, during: str):
+    """``result``, unless it is the None of a function without ``return``."""
+    if result is None:
+        raise Mismatch(f"{during}, your function returned None: end it with `return ...`.", MISTAKE)
+    return result
 
 
 def _compare(name, got, expected, wrong, during, atol=1e-6) -> None:
@@ -87,9 +110,23 @@ def _compare(name, got, expected, wrong, during, atol=1e-6) -> None:
     if got.shape != expected.shape:
         transposed = ": transposed?" if got.shape == expected.shape[::-1] else "."
         raise Mismatch(
-            f"{during}, `{name}` should have shape {expected.shape}; got {got.shape}{transposed}"
+            f"{during}, `{name}` should have shape {expected.shape}; got {got.shape}{transposed}",
+            SHAPE,
         )
-    diagnose(name, got, expected, wrong, atol=atol, during=during)
+    negative = (-expected, f"`{name}` is the negative of the right result: a sign is flipped.")
+    diagnose(name, got, expected, [*wrong, negative], atol=atol, during=during)
+
+
+def _compare_layer_norm(name, got, expected, wrong, during, x, gamma, beta, eps) -> None:
+    """``_compare`` for a layer norm of ``x``: when no typical mistake matches, which part of
+    the formula is off (the centring, the division, γ and β) rather than only how far."""
+    try:
+        _compare(name, got, expected, wrong, during)
+    except Mismatch as e:
+        part = e.kind == DIFFERENCE and layer_norm_part_off(got, x, gamma, beta, eps)
+        if part:
+            raise Mismatch(f"{during}: {part}", MISTAKE) from None
+        raise
 
 
 def _attention(result, q, k, v, during, weights=(), outputs=(), d_model=None):
@@ -98,20 +135,22 @@ def _attention(result, q, k, v, during, weights=(), outputs=(), d_model=None):
     ``weights`` and ``outputs`` are typical mistakes of the caller, tried before the shared
     ones; ``d_model``, the width of x, is one more wrong width to scale by.
     """
-    out, got_weights = array_pair(result, during)
+    out, got_weights = array_pair(_returned(result, during), during)
     scores, d_k = q @ k.T, q.shape[1]
     expected_w = ref.softmax(scores / np.sqrt(d_k))  # (T_q, T_k)
     expected_out = expected_w @ v  # (T_q, d_v)
     if out.shape == expected_w.shape != got_weights.shape == expected_out.shape:
-        raise Mismatch(f"{during}, the pair came back swapped: return (output, weights).")
+        raise Mismatch(f"{during}, the pair came back swapped: return (output, weights).", MISTAKE)
     if got_weights.shape == expected_w.shape[::-1] != expected_w.shape:
         raise Mismatch(
             f"{during}, the weights have shape (T_k, T_q) = {got_weights.shape}: "
-            "compute q @ k.T, not k @ q.T."
+            "compute q @ k.T, not k @ q.T.",
+            MISTAKE,
         )
     widths = (
         (v.shape[1], "d_v, the width of the values"),
         (k.shape[0], "the number of keys"),
+        (q.shape[0], "the number of queries"),
         (d_model, "d_model, the width of x"),
         (8, "the project's D_MODEL, a fixed number"),
     )
@@ -147,16 +186,13 @@ _PARTS = {  # each project function, by the exercise that checks it, in exercise
 
 
 def _blame_parts(verify):
-    """``_quiet(verify)`` that, on failure, first reports the project functions the answer
-    calls that are not written yet or fail their own checks."""
+    """``_quiet(verify)`` that first checks the project functions the answer calls: one that
+    is not written yet, or fails its own check, is named before the answer is run."""
 
     @functools.wraps(verify)
     def checked(fn):
-        try:
-            return _quiet(verify)(fn)
-        except (NotDone, Mismatch):
-            _blame(_parts_used(fn))
-            raise
+        _blame(_parts_used(fn))
+        return _quiet(verify)(fn)
 
     return checked
 
@@ -177,7 +213,9 @@ def _parts_used(fn) -> dict[str, object]:
 
 
 def _blame(parts: dict[str, object]) -> None:
-    """Raise for the ``parts`` (name -> function) not written yet, else for those that fail."""
+    """Raise for the ``parts`` (name -> function) not written yet, else for those that fail
+    their own checks; a part that fails only because it calls another failing part is left
+    out, so that each failing check is quoted once."""
     checks = {e.id: e for e in declared(__name__)}
     results = {name: checks[_PARTS[name]].run(part) for name, part in parts.items()}
     unfinished = [f"`{n}` ({r.exercise})" for n, r in results.items() if r.status == NOT_DONE]
@@ -187,13 +225,17 @@ def _blame(parts: dict[str, object]) -> None:
             f"your function calls {' and '.join(unfinished)}, not written yet: "
             f"finish {those} first."
         ) from None
-    failing = [(n, r) for n, r in results.items() if r.status == FAILED]
-    if failing:
-        names = " and ".join(f"`{n}` (check {r.exercise})" for n, r in failing)
-        said = " ".join(f"Check {r.exercise} says: {r.message}" for _, r in failing)
-        does, it = ("does", "it") if len(failing) == 1 else ("do", "them")
+    failing = {n: r for n, r in results.items() if r.status == FAILED}
+    roots = [
+        (n, r) for n, r in failing.items() if not set(_parts_used(parts[n])) & set(failing)
+    ] or list(failing.items())
+    if roots:
+        names = " and ".join(f"`{n}` (check {r.exercise})" for n, r in roots)
+        said = " ".join(f"Check {r.exercise} says: {r.message}" for _, r in roots)
+        does, it = ("does", "it") if len(roots) == 1 else ("do", "them")
         raise Mismatch(
-            f"your function calls {names}, which {does} not pass yet: fix {it} first. {said}"
+            f"your function calls {names}, which {does} not pass yet: fix {it} first. {said}",
+            MISTAKE,
         ) from None
 
 
@@ -211,11 +253,77 @@ def positions(encode_positions) -> str:
     """
     for T, D in ((3, 8), (50, 16)):
         during = f"for seq_len = {T}, d_model = {D}"
-        got = _array("pe", encode_positions, T, D, during=during)
-        wrong = positional_mistakes(np.arange(T, dtype=np.float64)[:, None], D)
-        _compare("pe", got, ref.positional_encoding(T, D), wrong, during)
+        result = call(encode_positions, T, D, during=during, tip=_table_tip)
+        got = expect_array("pe", _returned(result, during), during)
+        pos = np.arange(T, dtype=np.float64)[:, None]
+        wrong = positional_mistakes(pos, D) + _positional_slips(pos, D)
+        try:
+            _compare("pe", got, ref.positional_encoding(T, D), wrong, during)
+        except Mismatch as e:
+            if e.kind == DIFFERENCE and not np.isfinite(got).all():
+                raise Mismatch(
+                    f"{during}, `pe` contains NaN or inf: a division by zero? pos is 0 in the "
+                    "first row and 2i is 0 in the first pair; the angle is "
+                    "pos / 10000 ** (2i / d_model).",
+                    MISTAKE,
+                ) from None
+            raise
     row1 = ref.positional_encoding(3, 8)[1]
     return f"row 0 is [0, 1, 0, 1, 0, 1, 0, 1] and position 1 is {fmt(row1)}, at any size."
+
+
+def _positional_slips(pos, d_model: int) -> list:
+    """Slips of the table beyond the shared ones: a half of the columns left at 0, cos in
+    every column, an angle without its frequencies or its exponent cut short."""
+    two_i = np.arange(0, d_model, 2, dtype=np.float64)[None]
+    angle = pos / 10000 ** (two_i / d_model)
+
+    def table(even, odd):
+        pe = np.zeros((pos.shape[0], d_model))
+        pe[:, 0::2], pe[:, 1::2] = even, odd
+        return pe
+
+    def sin_cos(a):
+        return table(np.sin(a), np.cos(a))
+
+    return [
+        (table(0.0, np.cos(angle)), "the even columns are still 0: pe[:, 0::2] = np.sin(angle)."),
+        (table(np.sin(angle), 0.0), "the odd columns are still 0: pe[:, 1::2] = np.cos(angle)."),
+        (
+            table(np.cos(angle), np.cos(angle)),
+            "every column is a cosine: the even columns hold np.sin(angle).",
+        ),
+        (
+            sin_cos(pos + 0 * two_i),
+            "the angle is pos itself in every column: divide it by 10000 ** (2i / d_model), "
+            "one frequency per (sin, cos) pair.",
+        ),
+        (
+            sin_cos(pos / 10000 + 0 * two_i),
+            "the angle is pos / 10000 in every column: the exponent is missing, "
+            "pos / 10000 ** (2i / d_model).",
+        ),
+        (
+            sin_cos(pos / 10000**two_i),
+            "the exponent is 2i; divide it by d_model: pos / 10000 ** (2i / d_model).",
+        ),
+        (
+            sin_cos(pos / 10000 ** ((two_i + 1) / d_model)),
+            "the exponent uses the odd numbers 2i + 1: np.arange(0, d_model, 2) gives "
+            "2i = 0, 2, 4, ...",
+        ),
+    ]
+
+
+def _table_tip(error: Exception) -> str | None:
+    """A tip for a crash while filling the table: the angles are not (seq_len, d_model/2)."""
+    if "could not broadcast input array" in str(error):
+        return (
+            "The angles must have the shape of half the table, (seq_len, d_model/2), to fill "
+            "pe[:, 0::2] and pe[:, 1::2]: a column of positions np.arange(seq_len)[:, None] "
+            "over a row of 2i = np.arange(0, d_model, 2)."
+        )
+    return keepdims_tip(error)
 
 
 # 8.2 Softmax -----------------------------------------------------------------------------------
@@ -226,6 +334,10 @@ SOFTMAX_CASES = [
     (
         "on large inputs [[1000, 1001, 1002, 1003], [-1000, -1003, -1001, -1002]]",
         np.array([[1000.0, 1001, 1002, 1003], [-1000.0, -1003, -1001, -1002]]),
+    ),
+    (  # each row overflows with another shift: none, the minimum, the mean
+        "on rows spread over 1000, [[800, 1000, 1200], [-1000, 0, 100], [1000, 0, -1000]]",
+        np.array([[800.0, 1000, 1200], [-1000.0, 0, 100], [1000.0, 0, -1000]]),
     ),
 ]
 
@@ -239,8 +351,79 @@ def stable_softmax(softmax) -> str:
     """
     for during, x in SOFTMAX_CASES:
         got = _array("softmax(x)", softmax, x, during=during)
-        _compare("softmax(x)", got, ref.softmax(x), stable_softmax_mistakes(x), during)
+        wrong = stable_softmax_mistakes(x) + _softmax_slips(x)
+        try:
+            _compare("softmax(x)", got, ref.softmax(x), wrong, during)
+        except Mismatch as e:
+            if e.kind == DIFFERENCE and not np.isfinite(got).all():
+                raise Mismatch(
+                    f"{during}, your softmax gives NaN or inf: an exponential overflowed "
+                    "(e^1000 = inf, inf/inf = NaN) or all of a row's underflowed (0/0). "
+                    "Subtract each row's maximum, x.max(axis=-1, keepdims=True): every "
+                    "exponent is then ≤ 0, and the largest is e^0 = 1.",
+                    MISTAKE,
+                ) from None
+            raise
     return "rows sum to 1 on every shape, and e^1000 never appears: the row maximum cancels."
+
+
+def _softmax_slips(x) -> list:
+    """A shift by another statistic than the row maximum, a sum without keepdims, and, for any
+    other overflow, the NaN or inf it leaves."""
+    shifted = np.exp(x - x.max(axis=-1, keepdims=True))
+    overflow = (
+        "so the largest entry's exponential overflows (e^1000 = inf, inf/inf = NaN). Subtract "
+        "each row's maximum, x.max(axis=-1, keepdims=True): every exponent is then ≤ 0."
+    )
+    slips = [
+        (
+            (x - x.max(axis=-1, keepdims=True))
+            / (x - x.max(axis=-1, keepdims=True)).sum(axis=-1, keepdims=True),
+            "np.exp is missing: the weights are the exponentials of x - max, each divided by "
+            "its row's sum.",
+        ),
+        (
+            np.exp(x.max(axis=-1, keepdims=True) - x)
+            / np.exp(x.max(axis=-1, keepdims=True) - x).sum(axis=-1, keepdims=True),
+            "the shift is reversed: np.exp(x - max), not np.exp(max - x).",
+        ),
+        (
+            shifted.sum(axis=-1, keepdims=True) / shifted,
+            "the fraction is upside down: each exponential divided by its row's sum.",
+        ),
+        (
+            shifted * shifted.sum(axis=-1, keepdims=True),
+            "you multiplied by the row's sum; divide by it.",
+        ),
+        (
+            shifted / shifted.mean(axis=-1, keepdims=True),
+            "you divided by the row's mean; divide by its sum, .sum(axis=-1, keepdims=True).",
+        ),
+        (
+            shifted / shifted.sum(),
+            "you divided by the sum of the whole array; divide each row by its own sum, "
+            ".sum(axis=-1, keepdims=True).",
+        ),
+        (
+            np.exp(x - x.min(axis=-1, keepdims=True))
+            / np.exp(x - x.min(axis=-1, keepdims=True)).sum(axis=-1, keepdims=True),
+            f"you subtracted each row's minimum, {overflow}",
+        ),
+        (
+            np.exp(x - x.mean(axis=-1, keepdims=True))
+            / np.exp(x - x.mean(axis=-1, keepdims=True)).sum(axis=-1, keepdims=True),
+            f"you subtracted each row's mean, {overflow}",
+        ),
+    ]
+    if x.shape[0] == x.shape[1]:  # without keepdims a square input broadcasts silently
+        slips.append(
+            (
+                shifted / shifted.sum(axis=-1),
+                "without keepdims=True on the sum, the row sums (shape (n,)) line up with the "
+                "columns instead of the rows: .sum(axis=-1, keepdims=True).",
+            )
+        )
+    return slips
 
 
 # 8.3 Scaled dot-product attention --------------------------------------------------------------
@@ -324,6 +507,15 @@ def _projection_mistakes(x, w_q, w_k, w_v) -> tuple[list, list]:
             "you used the transposed matrices: positions are rows here, so Q = x @ w_q, no .T.",
         ),
     ]
+    v = x @ w_v
+    weights += [
+        (
+            ref.softmax(q @ v.T / root),
+            "W_K and W_V are swapped: the keys are x @ w_k, the values x @ w_v.",
+        ),
+        (ref.softmax(x @ k.T / root), "the queries are x itself: Q = x @ w_q."),
+        (ref.softmax(q @ x.T / root), "the keys are x itself: K = x @ w_k."),
+    ]
     w = ref.softmax(q @ k.T / root)
     outputs = [
         (w @ k, "the values use W_K: V = x @ w_v."),
@@ -344,11 +536,18 @@ def normalisation(layer_norm) -> str:
     x.var(axis=-1, keepdims=True) is the population variance; return gamma * (x - mean) /
     np.sqrt(var + eps) + beta.
     """
-    for during, x, gamma, beta, eps in _layer_norm_cases():
+    cases = _layer_norm_cases()
+    expect_parameters(
+        layer_norm,
+        "layer_norm must take eps as its fourth argument: "
+        "def layer_norm(x, gamma, beta, eps=1e-5).",
+        *cases[0][1:],
+    )
+    for during, x, gamma, beta, eps in cases:
         got = _array("layer_norm(x)", layer_norm, x, gamma, beta, eps, during=during)
         expected = ref.layer_norm(x, gamma, beta, eps)
-        wrong = layer_norm_mistakes(x, gamma, beta, eps)
-        _compare("layer_norm(x)", got, expected, wrong, during)
+        wrong = layer_norm_mistakes(x, gamma, beta, eps) + layer_norm_slips(x, gamma, beta, eps)
+        _compare_layer_norm("layer_norm(x)", got, expected, wrong, during, x, gamma, beta, eps)
     x1 = PROJECT.x1
     return (
         f"each row of x1 has mean {abs(x1.mean(axis=1)).max():.4f} and variance "
@@ -405,11 +604,26 @@ def residual(add_and_norm) -> str:
 
     return layer_norm(x + sublayer_out, gamma, beta, eps)
     """
-    for during, x, s, gamma, beta in _add_and_norm_cases():
-        got = _array("add_and_norm(...)", add_and_norm, x, s, gamma, beta, during=during)
-        norm = functools.partial(ref.layer_norm, gamma=gamma, beta=beta)
-        expected, wrong = norm(x + s), add_and_norm_mistakes(x, s, norm)
-        _compare("add_and_norm(...)", got, expected, wrong, during)
+    cases = _add_and_norm_cases()
+    expect_parameters(
+        add_and_norm,
+        "add_and_norm must take eps as its fifth argument: "
+        "def add_and_norm(x, sublayer_out, gamma, beta, eps=1e-5).",
+        *cases[-1][1:],
+    )
+    for during, x, s, gamma, beta, *eps in cases:
+        got = _array("add_and_norm(...)", add_and_norm, x, s, gamma, beta, *eps, during=during)
+        eps = eps[0] if eps else 1e-5
+        norm = functools.partial(ref.layer_norm, gamma=gamma, beta=beta, eps=eps)
+        wrong = [
+            *add_and_norm_mistakes(x, s, norm),
+            *_add_and_norm_slips(x, s, gamma, beta, eps),
+            *layer_norm_mistakes(x + s, gamma, beta, eps),
+            *layer_norm_slips(x + s, gamma, beta, eps),
+        ]
+        _compare_layer_norm(
+            "add_and_norm(...)", got, norm(x + s), wrong, during, x + s, gamma, beta, eps
+        )
     return (
         "x1 = LayerNorm(x + attn): the residual keeps x, the norm keeps each row at mean 0, "
         "variance 1."
@@ -417,16 +631,54 @@ def residual(add_and_norm) -> str:
 
 
 def _add_and_norm_cases() -> list:
+    """``(during, x, sublayer_out, gamma, beta[, eps])``: without eps, the default."""
     g = _rng(6)
     p = PROJECT_PARAMS
+    x, s = g.normal(size=(4, 6)), g.normal(size=(4, 6))
+    s[2] = 0.5 - x[2] + 0.003 * g.normal(size=6)  # x + s nearly constant: variance near ε
     return [
         ("on the project's x and attn", PROJECT.x, PROJECT.attn, p.gamma1, p.beta1),
         (
-            "on (4, 6) inputs with random gamma and beta",
-            *(g.normal(size=(4, 6)), g.normal(size=(4, 6))),
-            *(1 + 0.3 * g.normal(size=6), 0.3 * g.normal(size=6)),
+            "on (4, 6) inputs with random gamma and beta, where row 2 of x + sublayer_out "
+            "has a variance near ε",
+            *(x, s, 1 + 0.3 * g.normal(size=6), 0.3 * g.normal(size=6)),
+        ),
+        (
+            "with eps = 0.1 on (2, 4) inputs",
+            *(g.normal(size=(2, 4)), g.normal(size=(2, 4))),
+            *(1 + 0.3 * g.normal(size=4), 0.3 * g.normal(size=4), 0.1),
         ),
     ]
+
+
+def _add_and_norm_slips(x, s, gamma, beta, eps) -> list:
+    """Add & Norm with γ and β swapped, without ε or with the default one, or subtracting."""
+    slips = []
+    if eps != 1e-5:
+        slips.append(
+            (
+                ref.layer_norm(x + s, gamma, beta),
+                f"called with eps = {eps}, your function used ε = 1e-5: pass eps on, "
+                "layer_norm(x + sublayer_out, gamma, beta, eps).",
+            )
+        )
+    slips += [
+        (
+            ref.layer_norm(x + s, beta, gamma, eps),
+            "gamma and beta are swapped: layer_norm(x + sublayer_out, gamma, beta, eps), "
+            "gamma scales and beta shifts.",
+        ),
+        (
+            ref.layer_norm(x + s, gamma, beta, 0.0),
+            "ε is missing: normalise with √(σ² + ε), which keeps a row whose variance is near 0 "
+            "from blowing up: layer_norm(x + sublayer_out, gamma, beta, eps).",
+        ),
+        (
+            ref.layer_norm(x - s, gamma, beta, eps),
+            "you subtracted sublayer_out: the residual adds it, LayerNorm(x + sublayer_out).",
+        ),
+    ]
+    return slips
 
 
 # 8.8 Feed-forward ------------------------------------------------------------------------------
@@ -479,6 +731,20 @@ def _ffn_mistakes(x, w1, b1, w2, b2) -> list:
             "the ReLU is on the output; it belongs between the two layers: "
             "max(0, x W1 + b1) W2 + b2.",
         ),
+        (
+            np.minimum(0, h) @ w2 + b2,
+            "np.minimum keeps the negative part; ReLU is np.maximum(0, x W1 + b1).",
+        ),
+        (
+            np.maximum(-1, h) @ w2 + b2,
+            "the ReLU's threshold is -1: ReLU is max(0, ·), np.maximum(0, x W1 + b1).",
+        ),
+        (
+            np.maximum(1, h) @ w2 + b2,
+            "the ReLU's threshold is 1: ReLU is max(0, ·), np.maximum(0, x W1 + b1).",
+        ),
+        (relu(x @ w1 - b1) @ w2 + b2, "b1 is subtracted: max(0, x W1 + b1)."),
+        (relu(h) @ w2 - b2, "b2 is subtracted: ... W2 + b2."),
         (relu(x @ w1) @ w2 + b2, "b1 is missing: max(0, x W1 + b1)."),
         (relu(h) @ w2, "b2 is missing: ... W2 + b2."),
         (relu(x @ w1) @ w2, "both biases are missing: max(0, x W1 + b1) W2 + b2."),
@@ -500,15 +766,20 @@ def encoder(encoder_layer) -> str:
     The FFN reads x1, and the second Add & Norm adds x1 back: LayerNorm(x1 + FFN(x1)).
     """
     for during, emb, p in _encoder_cases():
-        result = _run(encoder_layer, emb, p, during=during)
-        if isinstance(result, (tuple, list)):
-            raise Mismatch(
-                f"{during}, return only the output (shape (T, d_model)); your function returned "
-                f"a {type(result).__name__}."
-            )
-        got = expect_array("encoder_layer(...)", result, during)
-        expected = ref.encoder_layer(emb, p).out
-        _compare("encoder_layer(...)", got, expected, _encoder_mistakes(emb, p), during)
+        try:
+            result = _run(encoder_layer, emb, p, during=during)
+            if isinstance(result, (tuple, list)):
+                raise Mismatch(
+                    f"{during}, return only the output (shape (T, d_model)); your function "
+                    f"returned a {type(result).__name__}.",
+                    TYPE,
+                )
+            got = expect_array("encoder_layer(...)", result, during)
+            expected = ref.encoder_layer(emb, p).out
+            _compare("encoder_layer(...)", got, expected, _encoder_mistakes(emb, p), during)
+        except Mismatch:
+            _notebook_globals(encoder_layer, during)
+            raise
         x = emb + ref.positional_encoding(*emb.shape)
         ours, theirs = encoder_layers_from_numpy(p)
         for name, layer in (
@@ -517,12 +788,39 @@ def encoder(encoder_layer) -> str:
         ):
             gap = np.abs(got - _torch_output(layer, x)).max()
             if not gap < 1e-8:  # agreeing with the numpy reference, it cannot get here
-                raise Mismatch(f"{during}, your encoder differs from {name} by up to {gap:.3g}.")
+                raise Mismatch(
+                    f"{during}, your encoder differs from {name} by up to {gap:.3g}.", DIFFERENCE
+                )
     return (
         f'"the" comes out as {fmt(PROJECT.out[0])}, as in the reference output; '
         "course_lib.numpy_encoder, course_lib's EncoderLayer and nn.TransformerEncoderLayer, "
         "given the same weights, agree with yours to within 1e-8."
     )
+
+
+def _notebook_globals(fn, during: str) -> None:
+    """Raise, in place of the failure being reported, if ``fn`` reads arrays, weights or sizes
+    from the notebook's globals (W_Q, gamma1, x1, params, D_MODEL, ...) instead of its
+    arguments: the check's second input has other weights and sizes."""
+    try:
+        names = inspect.getclosurevars(fn).globals
+    except (TypeError, ValueError):
+        return
+    read = [
+        name
+        for name, value in names.items()
+        if isinstance(value, np.ndarray | ref.EncoderParams)
+        or (isinstance(value, int | np.integer) and not isinstance(value, bool))
+    ]
+    if read:
+        listed = " and ".join(f"`{n}`" for n in read)
+        raise Mismatch(
+            f"{during}, your encoder_layer fails, and it reads the notebook's {listed} "
+            "instead of its arguments: take every weight from `params` (params.w_q, ..., "
+            "params.beta2) and the sizes from embeddings.shape; the check also calls it with "
+            "other weights and sizes.",
+            MISTAKE,
+        ) from None
 
 
 def _encoder_cases() -> list:

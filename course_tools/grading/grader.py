@@ -15,7 +15,7 @@ from pathlib import Path
 from course_lib.checks import EXERCISES, FAILED, PASSED
 
 from . import execution, notebooks, reports
-from .checking import _ours, evaluate
+from .checking import evaluate
 from .reports import ExerciseGrade, SubmissionGrade
 
 # The course's folders, relative to where the command runs (the repository root by default).
@@ -45,13 +45,11 @@ def grade(
         reference = notebooks.lesson_notebook(lessons, graded.lesson)
         reference = notebooks.read(reference) if reference else None
         graded.free_text = notebooks.free_text(nb, reference)
-        model = notebooks.lesson_notebook(solutions, graded.lesson)
-        allowed = notebooks.reference_uses(notebooks.read(model)) if model else {}
-        static = notebooks.reference_uses(nb)
+        sources = notebooks.code_cells(nb)  # what the exercises' rules read, as in the notebook
         with tempfile.TemporaryDirectory(prefix="grade-") as tmp:
             ran = execution.run(nb, Path(tmp), [n for e in found for n in e.names], timeout)
         graded.problems = ran.problems
-        results = evaluate(ran.answers, found, allowed, timeout) if ran.exported else {}
+        results = evaluate(ran.answers, found, sources, timeout) if ran.exported else {}
     except (notebooks.InvalidNotebook, ValueError) as e:
         graded.invalid = str(e)
         return graded
@@ -59,10 +57,9 @@ def grade(
         result = results.get(
             e.id, {"status": FAILED, "message": "not checked: see the problems above."}
         )
-        uses = set(result.get("uses", [])) | (static.get(e.id, set()) - allowed.get(e.id, set()))
-        uses = sorted(u for u in uses if _ours(u))
+        uses = sorted(result.get("uses", []))  # course_lib names the exercise's rules refuse
         worth = points.get(e.id, 1.0)
-        earned = worth if result["status"] == PASSED and not uses else 0.0
+        earned = worth if result["status"] == PASSED else 0.0
         graded.exercises.append(
             ExerciseGrade(e.id, e.title, result["status"], result["message"], earned, worth, uses)
         )

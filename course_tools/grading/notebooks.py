@@ -4,7 +4,6 @@ Nothing here executes the student's code: the notebook is parsed as JSON and its
 Python syntax trees.
 """
 
-import ast
 import re
 from collections import Counter
 from dataclasses import dataclass
@@ -67,78 +66,9 @@ def lesson_notebook(folder: Path, lesson: int) -> Path | None:
     return found[0] if found else None
 
 
-def _parse(source: str) -> ast.Module | None:
-    # IPython magics and shell escapes are not Python: blank them out before parsing.
-    lines = ["" if line.lstrip().startswith(("%", "!")) else line for line in source.splitlines()]
-    try:
-        return ast.parse("\n".join(lines))
-    except SyntaxError:
-        return None
-
-
-def _binds(tree: ast.Module) -> set[str]:
-    """Names a cell binds at top level: assignments, loops, defs, classes and imports."""
-    names = set()
-    for node in tree.body:
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            names.add(node.name)
-        elif isinstance(node, (ast.Import, ast.ImportFrom)):
-            names |= {(a.asname or a.name).split(".")[0] for a in node.names}
-        elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.For, ast.With)):
-            stores = (n for n in ast.walk(node) if isinstance(n, ast.Name))
-            names |= {n.id for n in stores if isinstance(n.ctx, ast.Store)}
-    return names
-
-
-def _course_lib_aliases(trees) -> dict[str, str]:
-    """Every name the notebook binds to course_lib by an import: alias -> dotted origin."""
-    aliases = {}
-    for tree in trees:
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Import):
-                for a in node.names:
-                    if a.name.split(".")[0] == "course_lib":
-                        aliases[a.asname or "course_lib"] = a.name if a.asname else "course_lib"
-            elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("course_lib"):
-                for a in node.names:
-                    aliases[a.asname or a.name] = f"{node.module}.{a.name}"
-    return aliases
-
-
-def _dotted(node) -> list[str] | None:
-    parts = []
-    while isinstance(node, ast.Attribute):
-        parts.insert(0, node.attr)
-        node = node.value
-    return [node.id, *parts] if isinstance(node, ast.Name) else None
-
-
-def _uses(tree: ast.Module, aliases: dict[str, str]) -> set[str]:
-    """The course_lib objects a cell refers to, as dotted names."""
-    found, inner = set(), set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Attribute | ast.Name) and id(node) not in inner:
-            parts = _dotted(node)
-            if parts and parts[0] in aliases:
-                found.add(".".join([aliases[parts[0]], *parts[1:]]))
-            inner |= {id(n) for n in ast.walk(node)}
-        elif isinstance(node, ast.Import | ast.ImportFrom):
-            modules = [a.name for a in node.names] if isinstance(node, ast.Import) else []
-            modules.append(getattr(node, "module", None) or "")
-            found |= {m for m in modules if m.split(".")[0] == "course_lib"}
-    return found
-
-
-def reference_uses(nb) -> dict[str, set[str]]:
-    """For each exercise id: the course_lib objects used by the cells that bind its answer."""
-    trees = [_parse(c.source) for c in nb.cells if c.cell_type == "code"]
-    trees = [t for t in trees if t is not None]
-    aliases = _course_lib_aliases(trees)
-    uses = {}
-    for exercise in EXERCISES.values():
-        cells = [t for t in trees if _binds(t) & set(exercise.names)]
-        uses[exercise.id] = set().union(*(_uses(t, aliases) for t in cells))
-    return uses
+def code_cells(nb) -> list[str]:
+    """The sources of the notebook's code cells, in order: what the exercises' rules read."""
+    return [c.source for c in nb.cells if c.cell_type == "code"]
 
 
 def _question(source: str) -> str:

@@ -95,8 +95,8 @@ def feedback(g: SubmissionGrade) -> str:
         if e.uses_reference:
             used = ", ".join(f"`{u}`" for u in e.uses_reference)
             lines.append(
-                f"  - ⚑ Flagged: this answer uses the course's reference code ({used}) instead "
-                "of your own; it scores 0 until your instructor has looked at it."
+                f"  - ⚑ Flagged: this answer uses the course's reference code ({used}); it "
+                "scores 0 unless your instructor, having read it, decides otherwise."
             )
     if g.free_text:
         lines += ["", "## Written answers (graded by your instructor)", ""]
