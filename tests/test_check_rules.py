@@ -11,7 +11,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from course_lib.checks import EXERCISES, FAILED, PASSED, Exercise
-from course_lib.checks._core import RULE
+from course_lib.checks._core import RULE, Mismatch
 from course_lib.checks._rules import Rules, course_lib_uses
 from course_lib.masks import causal_mask
 from course_lib.model import count_parameters
@@ -114,10 +114,18 @@ def test_a_value_answer_is_judged_by_the_cell_that_made_it():
     assert course_lib_uses([1024], ["total"], cells[:2]) == set()
 
 
+def _wrong(f):
+    raise Mismatch("softmax over the wrong axis?", "mistake")
+
+
 def test_exercise_run_refuses_a_rule_breaking_answer_with_diagnosis_rule():
     exercise = Exercise("0.1", "t", ("f",), lambda f: "right", ("hint",), rules=Rules(loops=False))
     result = exercise.run(learners(LOOPED["comprehension"]), sources=[])
     assert (result.status, result.diagnosis) == (FAILED, RULE)
+    assert result.message.endswith("Apart from that, your answer passes the check.")
+    wrong = Exercise("0.1", "t", ("f",), _wrong, ("hint",), rules=Rules(loops=False))
+    message = wrong.run(learners(LOOPED["comprehension"]), sources=[]).message
+    assert message.endswith("Apart from that, the check says: softmax over the wrong axis?")
     assert exercise.run(learners("def f(n):\n    return n"), sources=[]).status == PASSED
 
 

@@ -669,7 +669,7 @@ MORE_WRONG = _cases([
     ("3.4-scaled-by-T_q", "3.4", lambda: (_scaled_by(lambda q, k, v: q.shape[-2]),), ["scaled by √5", "T_q"]),
     ("3.4-scaled-by-batch", "3.4", lambda: (_scaled_by(lambda q, k, v: q.shape[0]),), ["scaled by √2", "batch size"]),
     ("3.4-scaled-by-d_v", "3.4", lambda: (_scaled_by(lambda q, k, v: v.shape[-1]),), ["scaled by √3", "d_v"]),
-    ("3.4-numpy", "3.4", lambda: (numpy_output,), ["its output as ndarray", "torch"]),
+    ("3.4-numpy", "3.4", lambda: (numpy_output,), ["the output is a ndarray", "torch tensors"]),
     ("3.4-weights-only", "3.4", lambda: (weights_only,), ["returned only the weights"]),
     ("3.4-log-softmax", "3.4", lambda: (log_weights,), ["log-probabilities"]),
     ("3.4-mask-always", "3.4", lambda: (mask_always,), ["TypeError", "if mask is not None"]),

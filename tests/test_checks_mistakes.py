@@ -160,8 +160,12 @@ def test_scaling_by_another_width_is_named_only_when_it_differs_from_d_k():
 
 
 def test_tensor_pair_converts_a_pair_and_names_anything_else():
-    output, weights = tensor_pair("attention", (np.ones(2), [[1.0]]), "on q")
+    output, weights = tensor_pair("attention", (torch.ones(2), torch.ones(1, 1)), "on q")
     assert output.dtype == weights.dtype == torch.float64
+    with pytest.raises(Mismatch, match=r"^on q, the output is a ndarray: attention returns torch"):
+        tensor_pair("attention", (np.ones(2), torch.ones(1, 1)), "on q")
+    with pytest.raises(Mismatch, match=r"^on q, the weights is a list: "):
+        tensor_pair("attention", (torch.ones(2), [[1.0]]), "on q")
     with pytest.raises(Mismatch, match=r"^attention should return a pair \(output, weights\); "):
         tensor_pair("attention", torch.ones(2, 3), "on q")
     with pytest.raises(Mismatch, match=r"on q it returned a tensor of shape \(2, 3\)\.$"):

@@ -152,14 +152,15 @@ class Exercise:
         if unset:
             return Result(self.id, NOT_DONE, _not_done(unset))
         verdict = self._verified(answers)
-        if self.kind == "code":  # what the grader would refuse is refused here first
+        if self.kind == "code":  # what the grader would refuse is refused here too
             why, uses = self.rules.broken(answers, self.names, sources)
             if why:  # the check's own verdict follows, for the learner and the instructor
                 after = (
-                    "passes the check" if verdict.passed else f"the check says: {verdict.message}"
+                    "your answer passes the check."
+                    if verdict.passed
+                    else f"the check says: {verdict.message}"
                 )
-                message = f"{why} Apart from that, your answer {after}"
-                return Result(self.id, FAILED, message.rstrip(".") + ".", RULE, tuple(uses))
+                return Result(self.id, FAILED, f"{why} Apart from that, {after}", RULE, tuple(uses))
         return verdict
 
     def _verified(self, answers) -> Result:

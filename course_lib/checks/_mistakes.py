@@ -585,8 +585,17 @@ def add_and_norm_mistakes(x, sublayer_out, norm) -> list:
 
 
 def tensor_pair(function: str, result, during: str) -> tuple[torch.Tensor, torch.Tensor]:
-    """The pair ``(output, weights)`` that the learner's ``function`` returned, as tensors."""
+    """The pair ``(output, weights)`` that the learner's ``function`` returned, as float64
+    tensors. Each must be a torch tensor: the course's functions return what they compute
+    with (lesson 1's answer policy)."""
     if isinstance(result, (tuple, list)) and len(result) == 2:
+        for name, x in zip(("output", "weights"), result, strict=True):
+            if not isinstance(x, torch.Tensor):
+                raise Mismatch(
+                    f"{during}, the {name} is a {type(x).__name__}: {function} returns torch "
+                    "tensors, the pair (output, weights) (no .numpy() or .tolist()).",
+                    TYPE,
+                )
         return as_tensor("output", result[0]), as_tensor("weights", result[1])
     got = (
         f"a tensor of shape {tuple(result.shape)}"
