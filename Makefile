@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 
-.PHONY: lab update restore test test-portable test-sweep test-mutants e2e site site-solutions lint format solutions lessons checkpoint validate grade bench clean
+.PHONY: lab update restore test test-portable test-sweep test-mutants test-graders graders-env e2e site site-solutions lint format solutions lessons checkpoint validate grade nbgrader otter bench clean
 
 # Notebook tests: the kernel runs in this environment; memory addresses are masked.
 NBVAL := --nbval-current-env --nbval-cell-timeout=300 --nbval-sanitize-with tests/nbval_sanitize.cfg
@@ -51,13 +51,13 @@ e2e:                       ## widgets in a real JupyterLab, in headless chromium
 
 # The course as HTML pages that open from disk with no network. The first build installs the
 # npm packages pinned in course_tools/site/ into build/npm/ (needs npm). Some lessons: LESSONS="03 05".
-SITE_LESSONS = $(if $(LESSONS),--lessons $(LESSONS))
+SOME_LESSONS = $(if $(LESSONS),--lessons $(LESSONS))
 
 site: $(VENV)/.tools           ## learners' pages (lessons run, exercises unsolved): build/site/index.html
-	$(BIN)/python -m course_tools.site --out build/site $(SITE_LESSONS)
+	$(BIN)/python -m course_tools.site --out build/site $(SOME_LESSONS)
 
 site-solutions: $(VENV)/.tools ## instructors' pages from solutions/: build/site-solutions/index.html
-	$(BIN)/python -m course_tools.site --solutions --out build/site-solutions $(SITE_LESSONS)
+	$(BIN)/python -m course_tools.site --solutions --out build/site-solutions $(SOME_LESSONS)
 
 lint: $(VENV)/.dev
 	$(BIN)/ruff check .
@@ -94,6 +94,31 @@ JOBS   ?= 2
 grade: $(VENV)/.tools       ## grade student notebooks: make grade SUBMISSIONS=folder [GRADES=... JOBS=2]
 	$(BIN)/python -m course_tools.grade $(SUBMISSIONS) --out $(GRADES) --jobs $(JOBS)
 
+# The course on the platforms instructors already run ("Teaching a class" in the README), from
+# solutions/ and points.toml. Some lessons: LESSONS="03 05"; nbgrader's course id: COURSE_ID=...
+nbgrader: $(VENV)/.tools    ## an nbgrader course directory (config, source/lessonNN/): build/nbgrader/
+	$(BIN)/python -m course_tools.classroom nbgrader $(SOME_LESSONS) $(if $(COURSE_ID),--course-id $(COURSE_ID))
+
+otter: $(VENV)/.tools       ## otter-grader assignment notebooks, one per lesson: build/otter/
+	$(BIN)/python -m course_tools.classroom otter $(SOME_LESSONS)
+
+test-graders:              ## nbgrader, otter-grader and repo2docker run on the course (own environment)
+	bash .ci/graders
+
+# The platforms in an environment of their own: they bring JupyterLab extensions, notebook 7,
+# pandas and more, which neither the learners' environment nor the browser tests should get.
+GRADERS := $(VENV)-graders
+
+graders-env: $(GRADERS)/.installed  ## nbgrader, otter-grader and repo2docker in .venv-graders/
+
+$(GRADERS)/.installed: requirements.txt requirements-tools.txt requirements-graders.txt pyproject.toml
+	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' \
+		|| { echo "Python 3.11 or later is needed; set PYTHON=/path/to/python3.11"; exit 1; }
+	[ -x $(GRADERS)/bin/python ] || $(PYTHON) -m venv $(GRADERS)
+	$(GRADERS)/bin/python -m pip install $(TORCH) $(if $(TORCH_INDEX),--index-url $(TORCH_INDEX))
+	$(GRADERS)/bin/python -m pip install -r requirements-graders.txt -e ".[tools]"
+	touch $@
+
 bench: $(VENV)/.dev        ## print the speed figures recorded in benchmarks/README.md
 	$(BIN)/python benchmarks/profile_step.py
 	$(BIN)/python benchmarks/attention_speed.py
@@ -111,7 +136,7 @@ bench: $(VENV)/.dev        ## print the speed figures recorded in benchmarks/REA
 	$(BIN)/python benchmarks/test_suite.py
 
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache *.egg-info
+	rm -rf $(VENV) $(VENV)-graders .pytest_cache .ruff_cache *.egg-info
 
 $(VENV)/bin/python:
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' \
@@ -120,7 +145,8 @@ $(VENV)/bin/python:
 
 # Optional: where torch comes from, e.g. the small CPU build on Linux:
 #   make lab TORCH_INDEX=https://download.pytorch.org/whl/cpu
-TORCH_FIRST = $(if $(TORCH_INDEX),$(BIN)/python -m pip install torch==2.13.0 --index-url $(TORCH_INDEX))
+TORCH       = $(shell sed -n 's/^\(torch==[^ ]*\).*/\1/p' requirements.txt)
+TORCH_FIRST = $(if $(TORCH_INDEX),$(BIN)/python -m pip install $(TORCH) --index-url $(TORCH_INDEX))
 
 $(VENV)/.learner: requirements.txt pyproject.toml | $(VENV)/bin/python
 	$(TORCH_FIRST)

@@ -5,6 +5,7 @@
     prompts         each exercise prompt's "What you may use", written from its rules
     grade           the grader's and validator's command line
     grading         the grader: reading, running and checking submissions; reports
+    classroom       the course for nbgrader and otter-grader (make nbgrader, make otter)
     site            the offline HTML site of the course
     mutation        wrong variants of every model answer run through the checks (figures)
 

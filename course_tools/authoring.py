@@ -42,6 +42,7 @@ import json
 import re
 import sys
 from pathlib import Path
+from typing import NamedTuple
 
 import nbformat
 
@@ -54,7 +55,8 @@ SOLUTION_ONLY = "solution-only"
 
 
 def strip_region(lines: list[str], where: str):
-    """Split lines into [(is_solution, lines)] chunks; raise on unbalanced markers."""
+    """Split lines into [(is_solution, lines)] chunks, a region's with both its marker lines;
+    raise on unbalanced markers."""
     chunks, current, inside = [], [], False
     for line in lines:
         if BEGIN in line or END in line:
@@ -62,8 +64,12 @@ def strip_region(lines: list[str], where: str):
             if opening == inside:
                 marker = BEGIN if opening else END
                 raise ValueError(f"{where}: unbalanced '{marker}' marker in line {line.strip()!r}")
-            chunks.append((inside, current))
-            current, inside = [line] if opening else [], opening
+            if opening:
+                chunks.append((False, current))
+                current, inside = [line], True
+            else:
+                chunks.append((True, [*current, line]))
+                current, inside = [], False
             continue
         current.append(line)
     if inside:
@@ -123,30 +129,59 @@ def _without_solutions(source: str, where: str) -> str:
     )
 
 
-def make_lesson(solution: nbformat.NotebookNode, name: str = "notebook") -> nbformat.NotebookNode:
-    """The lesson notebook for one solution notebook (a new object; the input is unchanged)."""
+class Chunk(NamedTuple):
+    """Consecutive lines of a solution cell: a solution region (``solution``, its lines with
+    their markers) or the lines around one; ``stub`` is what the lesson shows instead of a
+    region (empty for the lines around)."""
+
+    solution: bool
+    lines: list[str]
+    stub: list[str]
+
+
+def regions(
+    solution: nbformat.NotebookNode, name: str = "notebook"
+) -> list[tuple[nbformat.NotebookNode, list[Chunk]]]:
+    """Each cell a lesson keeps (``solution-only`` cells are left out), as ``(cell, chunks)``.
+
+    The stubs are those the module docstring describes; nbgrader's and otter's builds
+    (:mod:`course_tools.classroom`) reuse them.
+    """
     cells = [c for c in solution.cells if SOLUTION_ONLY not in c.metadata.get("tags", [])]
     # What later cells read decides which names a top-level stub must keep defined.
     visible = [_without_solutions(c.source, f"{name} cell {i}") for i, c in enumerate(cells)]
-    lesson_cells = []
+    found = []
     for i, cell in enumerate(cells):
-        where = f"{name} cell {i}"
         later = [
             v
             for c, v in zip(cells[i + 1 :], visible[i + 1 :], strict=True)
             if c.cell_type == "code"
         ]
-        lines = []
-        chunks = strip_region(cell.source.splitlines(), where)
-        for j, (solution_part, chunk) in enumerate(chunks):
+        chunks = strip_region(cell.source.splitlines(), f"{name} cell {i}")
+        kept = []
+        for j, (solution_part, lines) in enumerate(chunks):
             if not solution_part:
-                lines += chunk
+                stub = []
             elif cell.cell_type == "code":
                 rest_of_cell = "\n".join(line for s, c in chunks[j + 1 :] if not s for line in c)
-                lines += _code_stub(chunk, [rest_of_cell, *later])
+                stub = _code_stub(lines, [rest_of_cell, *later])
             else:
-                lines.append(ANSWER_PROMPT)
-        lesson_cells.append(_clean_cell(cell, "\n".join(lines)))
+                stub = [ANSWER_PROMPT]
+            kept.append(Chunk(solution_part, lines, stub))
+        found.append((cell, kept))
+    return found
+
+
+def lesson_source(chunks: list[Chunk]) -> str:
+    """A cell's source as the lesson shows it: each solution region replaced by its stub."""
+    return "\n".join(line for c in chunks for line in (c.stub if c.solution else c.lines))
+
+
+def make_lesson(solution: nbformat.NotebookNode, name: str = "notebook") -> nbformat.NotebookNode:
+    """The lesson notebook for one solution notebook (a new object; the input is unchanged)."""
+    lesson_cells = [
+        _clean_cell(cell, lesson_source(chunks)) for cell, chunks in regions(solution, name)
+    ]
     lesson = nbformat.v4.new_notebook(cells=lesson_cells)
     lesson.metadata = {
         "kernelspec": solution.metadata.get(

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from .grading.grader import (
     LESSONS,
+    POINTS,
     SOLUTIONS,
     find_submissions,
     grade_many,
@@ -55,7 +56,10 @@ def main(argv=None) -> int:
         "--timeout", type=int, default=120, help="seconds per cell and per check (default: 120)"
     )
     parser.add_argument(
-        "--points", type=Path, help='JSON or TOML file of points per exercise, e.g. "3.4" = 2'
+        "--points",
+        type=Path,
+        help=f'JSON or TOML file of points per exercise, e.g. "3.4" = 2 (default: {POINTS} '
+        "if there is one, else 1 each)",
     )
     parser.add_argument(
         "--lesson", type=int, help="the lesson of every submission (default: from each file)"
@@ -85,7 +89,7 @@ def main(argv=None) -> int:
     if not submissions:
         parser.error("no submissions: give notebooks or folders that contain some")
     try:
-        points = load_points(args.points)
+        points = load_points(args.points or (POINTS if POINTS.is_file() else None))
     except (OSError, ValueError) as e:
         parser.error(str(e))
     options = {"timeout": args.timeout, "points": points, "lesson": args.lesson}

@@ -5,6 +5,7 @@ The lesson-specific checks are tested in ``test_checks_lesson03.py``.
 
 import re
 import sys
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -144,6 +145,56 @@ def test_a_learner_function_still_raising_not_implemented_is_not_done(exercise_i
     result = check(exercise_id, _stub)
     assert result.status == NOT_DONE
     assert f"defines `{EXERCISES[exercise_id].names[0]}`" in result.message
+
+
+def _docstring_only(*args):
+    """What nbgrader leaves of a function: its docstring, and a comment where the code was."""
+    # YOUR CODE HERE
+
+
+def _passes(*args):
+    pass
+
+
+@pytest.mark.parametrize("exercise_id", ["1.4", "3.4", "4.4", "5.5", "6.6", "7.11", "8.2"])
+@pytest.mark.parametrize("empty", [_docstring_only, _passes, lambda *args: None])
+def test_a_learner_function_with_no_code_is_not_done(exercise_id, empty):
+    answers = [empty] * len(EXERCISES[exercise_id].names)
+    result = check(exercise_id, *answers)
+    assert result.status == NOT_DONE
+    assert f"defines `{EXERCISES[exercise_id].names[0]}`" in result.message
+
+
+def test_call_finds_a_function_with_no_code_not_done_but_calls_one_that_returns_none():
+    with pytest.raises(NotDone):
+        call(_docstring_only, 1)
+    assert call(lambda x: print(end=""), 1) is None  # it does something: its result is checked
+
+
+def test_require_is_silent_on_a_pass_and_raises_the_checks_message_otherwise():
+    assert checks.require("3.1", "b") is None
+    with pytest.raises(AssertionError) as failed:
+        checks.require("3.1", "a")
+    assert isinstance(failed.value, checks.CheckFailed)
+    assert failed.value.result == check("3.1", "a")
+    assert str(failed.value) == str(check("3.1", "a")) and failed.value.diagnosis == "mistake"
+    with pytest.raises(checks.CheckFailed, match=r"^… Not done yet \(exercise 3.4\)"):
+        checks.require("3.4", _docstring_only)
+    with pytest.raises(checks.CheckFailed, match="there is no exercise '3.99'"):
+        checks.require("3.99", 1)
+
+
+def test_a_check_shows_no_warning_of_the_code_it_calls(recwarn):
+    def warns(*args):
+        warnings.warn("a library's warning", UserWarning, stacklevel=1)
+        return _stub()
+
+    assert check("3.4", warns).status == NOT_DONE
+    with pytest.raises(checks.CheckFailed):
+        checks.require("3.4", warns)
+    assert len(recwarn) == 0  # nbgrader scores a test cell that writes to stderr 0
+    warnings.warn("after the check", UserWarning, stacklevel=1)
+    assert len(recwarn) == 1  # the learner's own warnings are shown as before
 
 
 def test_none_answers_are_not_done_and_only_the_unset_names_are_listed():

@@ -7,6 +7,7 @@ For every exercise: the reference answer and equally valid variants pass, the le
 import numpy as np
 import pytest
 import torch
+from typical_answers import forgets_return
 
 from course_lib.checks import FAILED, NOT_DONE, PASSED, check, exercises
 
@@ -182,7 +183,7 @@ WRONG = [
     ("1.3-n-squared", "1.3", (lambda n, d: n * n, recurrent_cost, 512), ["each pair costs d"]),
     ("1.3-both", "1.3", (attention_cost, lambda n, d: n * n * d * d, 512), ["n²·d² multiplies"]),
     ("1.3-one-step", "1.3", (attention_cost, lambda n, d: d * d, 512), ["there are n of them"]),
-    ("1.3-no-return", "1.3", (attention_cost, lambda n, d: None, 512), ["returned None"]),
+    ("1.3-no-return", "1.3", (attention_cost, forgets_return, 512), ["returned None"]),
     ("1.3-crossover-squared", "1.3", (attention_cost, recurrent_cost, 512**2), ["n = d"]),
     ("1.3-crossover-root", "1.3", (attention_cost, recurrent_cost, 22.6), ["whole numbers"]),
     ("1.3-crossover-root-int", "1.3", (attention_cost, recurrent_cost, 23), ["√512"]),
@@ -216,7 +217,7 @@ WRONG = [
     ("1.4-boolean-mean", "1.4", (lambda p, t: ((p == t).mean().item(), 0.5),), ["booleans, which have no mean", ".float()"]),
     ("1.4-dim-2", "1.4", (lambda p, t: (0.85, (p == t).all(dim=2).float().mean().item()),), ["IndexError", "dim=1"]),
     ("1.4-tensor-pair", "1.4", (lambda p, t: torch.tensor([0.85, 0.5]),), ["a pair of numbers", "a tensor of shape (2,)"]),
-    ("1.4-none", "1.4", (lambda p, t: None,), ["returned None"]),
+    ("1.4-none", "1.4", (forgets_return,), ["returned None"]),
     ("1.4-negative", "1.4", (lambda p, t: (-0.85, 0.5),), ["never negative"]),
     ("1.4-all-without-dim", "1.4", (lambda p, t: _rates(p[:, 1:] == t[:, 1:])[:1] + (float((p[:, 1:] == t[:, 1:]).all()),),), [".all() without dim", ".all(dim=1)"]),
     ("1.3-negative", "1.3", (lambda n, d: -n * n * d, recurrent_cost, 512), ["sign is flipped"]),

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
+from typical_answers import forgets_return
 
 from course_lib.checks import EXERCISES, FAILED, NOT_DONE, PASSED, check, exercises
 
@@ -455,7 +456,7 @@ WRONG_LATE = _cases([
     ("3.8-all-true", "3.8", lambda: (_decoder_fn(lambda c, p: (c | True).expand(2, 1, 5, 5)),), ["nothing is hidden"]),
     ("3.8-(B,T,T)", "3.8", lambda: (_decoder_fn(lambda c, p: (c & p)[:, 0]),), ["(2, 5, 5) has no head axis", "(B, 1, T, T)"]),
     ("3.8-float", "3.8", lambda: (_decoder_fn(lambda c, p: (c & p).float()),), ["boolean tensor"]),
-    ("3.8-None", "3.8", lambda: (lambda t, p: None,), ["returned None", "return ..."]),
+    ("3.8-None", "3.8", lambda: (forgets_return,), ["returned None", "return ..."]),
     ("3.5-max-without-values", "3.5", lambda: ((8 * torch.randn(1000, 10)).softmax(-1).max(-1), 0.32), ["take .values"]),
     ("3.6-one-above", "3.6", lambda: (_mask_fn(lambda m: m.tril(1)),), ["the very next token"]),
     ("3.8-pad-hard-coded", "3.8", lambda: (lambda t, p: make_padding_mask(t, 0) & make_causal_mask(t.shape[1]),), ["`pad_id` was ignored", "pad_id = 3"]),
@@ -719,7 +720,7 @@ MORE_WRONG += _cases([
     ("3.4-output-negated", "3.4", lambda: (_attention_with(output_of=lambda w, v: -(w @ v)),), ["sign is flipped"]),
     ("3.4-output-is-weights", "3.4", lambda: (_attention_with(output_of=lambda w, v: w),), ["output is the weights themselves"]),
     ("3.4-weights-times-v", "3.4", lambda: (_attention_with(output_of=lambda w, v: w * v),), ["weights @ v is (..., T_q, T_k) @ (..., T_k, d_v)"]),
-    ("3.4-none", "3.4", lambda: (lambda q, k, v, mask=None: None,), ["returned None"]),
+    ("3.4-none", "3.4", lambda: (forgets_return,), ["returned None"]),
     ("3.6-negated", "3.6", lambda: (lambda T: -make_causal_mask(T),), ["~ does", "needs no inverting"]),
     ("3.7-batch-second", "3.7", lambda: (lambda t, p: (t != p)[None, :, None, :],), ["batch axis comes first"]),
     ("3.8-T-from-batch", "3.8", lambda: (lambda t, p: make_padding_mask(t, p) & make_causal_mask(t.shape[0]),), ["T = tgt_in.shape[1]"]),

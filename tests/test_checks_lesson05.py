@@ -10,6 +10,7 @@ import math
 import numpy as np
 import pytest
 import torch
+from typical_answers import forgets_return
 
 from course_lib.attention import scaled_dot_product_attention
 from course_lib.checks import EXERCISES, FAILED, NOT_DONE, PASSED, check, exercises, lesson05
@@ -318,7 +319,7 @@ WRONG_TABLES = [
     ("own-index", lambda max_len, d_model: _own_index(max_len, d_model), ["its own index", "share the frequency"]),
     ("wrong-shape", lambda max_len, d_model: torch.zeros(max_len, d_model // 2), ["should have shape (3, 8); got (3, 4)"]),
     ("raises", lambda max_len, d_model: torch.arange(max_len) @ torch.zeros(2), ["your function raised RuntimeError", "when called for max_len = 3, d_model = 8"]),
-    ("returns-none", lambda max_len, d_model: None, ["`positional_encoding` returned None", "return ..."]),
+    ("returns-none", forgets_return, ["`positional_encoding` returned None", "return ..."]),
     ("returns-numpy", lambda max_len, d_model: positional_encoding(max_len, d_model).numpy(), ["positional_encoding should return a torch.Tensor; got ndarray"]),
     ("numpy-table", positional_encoding_numpy, ["positional_encoding should return a torch.Tensor; got ndarray"]),
     ("odd-columns-zero", _with(combine=lambda a: torch.stack([a.sin(), 0 * a], -1).flatten(-2)), ["odd columns are still 0", "pe[:, 1::2]"]),

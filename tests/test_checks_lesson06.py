@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
+from typical_answers import forgets_return
 
 from course_lib.checks import FAILED, NOT_DONE, PASSED, check, exercises
 from course_lib.checks._core import DIFFERENCE, EXCEPTION, MISTAKE, RULE, SHAPE, TYPE
@@ -545,7 +546,7 @@ def test_what_a_miscount_is_made_of_is_named_6_5(answer, words):
         ("6.2", (RELU[:4], 2, 0.4), SHAPE),
         ("6.3", (lambda d, f, bias=True: (2 * d * f, d + f),), SHAPE),
         ("6.3", (lambda d, f, bias=True: 2 * d * f + 0.5,), MISTAKE),
-        ("6.3", (lambda d, f, bias=True: None,), MISTAKE),
+        ("6.3", (forgets_return,), MISTAKE),
         ("6.4", (post_norm_step, lambda x, sublayer, norm: x.numpy()), TYPE),
         ("6.3", (lambda d, f, bias=True: 2 * d * f + (d + f) * bias + (d == 48),), DIFFERENCE),
         ("6.4", (pre_norm_step, post_norm_step), MISTAKE),

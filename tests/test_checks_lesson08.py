@@ -9,6 +9,7 @@ way a learner would write them, in numpy.
 import numpy as np
 import pytest
 import torch
+from typical_answers import forgets_return
 
 from course_lib import numpy_encoder as ref
 from course_lib.checks import FAILED, NOT_DONE, PASSED, check, exercises
@@ -645,7 +646,7 @@ GENERATED = [
     ("8.1", lambda t, d: interleaved(np.sin(np.arange(t)[:, None] / 1e4 ** np.arange(0, d, 2)[None]), np.cos(np.arange(t)[:, None] / 1e4 ** np.arange(0, d, 2)[None])), ["exponent is 2i; divide it by d_model"]),
     ("8.1", lambda t, d: interleaved(np.sin(1e4 ** (np.arange(0, d, 2)[None] / d) / np.arange(t)[:, None]), np.cos(np.arange(t)[:, None])), ["NaN or inf", "division by zero"]),
     ("8.1", pe_wrong_length, ["half the table, (seq_len, d_model/2)"]),
-    ("8.1", lambda t, d: None, ["returned None", "return ..."]),
+    ("8.1", forgets_return, ["returned None", "return ..."]),
     ("8.2", softmax_with(lambda x, m, e: (x - m) / (x - m).sum(axis=-1, keepdims=True)), ["np.exp is missing"]),
     ("8.2", softmax_with(lambda x, m, e: np.exp(m - x) / np.exp(m - x).sum(axis=-1, keepdims=True)), ["shift is reversed"]),
     ("8.2", softmax_with(lambda x, m, e: e.sum(axis=-1, keepdims=True) / e), ["upside down"]),

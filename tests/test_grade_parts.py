@@ -18,7 +18,7 @@ from course_lib.masks import causal_mask
 from course_tools.grading import notebooks, reports
 from course_tools.grading.checking import check_one, isolated
 from course_tools.grading.execution import _only_checks
-from course_tools.grading.grader import find_submissions, load_points
+from course_tools.grading.grader import POINTS, WRITTEN_POINTS, find_submissions, load_points
 
 
 def _nb(*cells):
@@ -225,6 +225,12 @@ def test_points_from_toml_and_json_with_named_errors(tmp_path):
     (tmp_path / "q.json").write_text('{"3.1": "two"}', encoding="utf-8")
     with pytest.raises(ValueError, match="should be a number >= 0; got 'two'"):
         load_points(tmp_path / "q.json")
+
+
+def test_the_course_points_file_gives_every_exercise_and_written_answers_points():
+    points = load_points(POINTS)  # the repository's own, which the grader reads by default
+    assert set(points) == set(EXERCISES) | {WRITTEN_POINTS}
+    assert all(value > 0 for value in points.values())
 
 
 def test_students_named_by_stem_or_folder_when_stems_repeat(tmp_path):

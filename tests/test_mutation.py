@@ -87,6 +87,11 @@ def test_returns_are_negated_one_element_at_a_time():
 def test_the_only_statement_of_a_block_is_not_deleted():
     source = "def f(x):\n    # BEGIN SOLUTION\n    return x + 1\n    # END SOLUTION\n"
     assert not any(i.startswith("delete-statement") for i in ids(source))
+    # Nor the only one after a docstring: the function would be a stub, which is "not done".
+    documented = source.replace("(x):\n", '(x):\n    """Doc."""\n')
+    assert not any(i.startswith("delete-statement") for i in ids(documented))
+    two = documented.replace("    return x + 1\n", "    y = x\n    return y + 1\n")
+    assert "delete-statement: y = x → (deleted)" in ids(two)
 
 
 def test_only_the_solution_regions_change():

@@ -3,7 +3,8 @@
 ``check`` never raises into the notebook: it returns a :class:`Result` with ``passed``
 (a bool), ``status`` ("passed", "failed" or "not done") and a ``message`` naming the likely
 mistake. It shows as a box with a symbol and a word, so the outcome never depends on colour.
-``hint`` shows the next hint of an exercise each time it runs.
+``hint`` shows the next hint of an exercise each time it runs. ``require`` is the same check
+for autograders (nbgrader, otter-grader): silent on a pass, an ``AssertionError`` otherwise.
 
 Each exercise declares the notebook names that hold its answer (``Exercise.names``); the
 instructor's grader reads the same names and runs the same checks.
@@ -89,6 +90,26 @@ def check(exercise_id: str, *answers) -> Result:
     return exercise.run(*answers)
 
 
+class CheckFailed(AssertionError):
+    """Raised by :func:`require`: its text is the check's verdict and message, as the notebook
+    shows them; ``result`` is the whole :class:`Result` and ``diagnosis`` its kind."""
+
+    def __init__(self, result: Result):
+        super().__init__(str(result))
+        self.result = result
+        self.diagnosis = result.diagnosis
+
+
+def require(exercise_id: str, *answers) -> None:
+    """The raising form of :func:`check`, for autograders that score a cell by whether it
+    raises (nbgrader's test cells, otter-grader's tests): silent when the answers pass,
+    :class:`CheckFailed` (an ``AssertionError``) with the check's message otherwise.
+    """
+    result = check(exercise_id, *answers)
+    if not result.passed:
+        raise CheckFailed(result)
+
+
 @dataclass(frozen=True)
 class Hint:
     exercise: str
@@ -119,6 +140,7 @@ def hint(exercise_id: str) -> Hint | Result:
 __all__ = [
     "EXERCISES",
     "FAILED",
+    "CheckFailed",
     "MIME_TYPE",
     "NOT_DONE",
     "PASSED",
@@ -128,4 +150,5 @@ __all__ = [
     "check",
     "exercises",
     "hint",
+    "require",
 ]

@@ -22,6 +22,7 @@ import inspect
 import re
 import sysconfig
 import traceback
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -148,7 +149,7 @@ class Exercise:
                 f'check("{self.id}", ...) takes {len(self.names)} answer(s), {wanted}; '
                 f'got {len(answers)}. Write: check("{self.id}", {wanted})',
             )
-        unset = [name for name, a in zip(self.names, answers, strict=True) if a is None]
+        unset = [n for n, a in zip(self.names, answers, strict=True) if a is None or _empty(a)]
         if unset:
             return Result(self.id, NOT_DONE, _not_done(unset))
         verdict = self._verified(answers)
@@ -164,9 +165,15 @@ class Exercise:
         return verdict
 
     def _verified(self, answers) -> Result:
-        """The verifier's verdict on the answers, whatever it raises."""
+        """The verifier's verdict on the answers, whatever it raises.
+
+        Warnings raised on the way (by PyTorch, or by the learner's code the check calls) are
+        not shown: the verdict is the check's whole output, in the notebook as at grading,
+        where nbgrader scores a test cell that writes to stderr 0.
+        """
         try:
-            with untouched(answers):  # a check must leave the learner's session as it was
+            with untouched(answers), warnings.catch_warnings():
+                warnings.simplefilter("ignore")
                 message = self.verify(*answers)
             return Result(self.id, PASSED, message)
         except NotDone as e:
@@ -348,8 +355,9 @@ def call(
 ):
     """Call the learner's ``fn(*args, **kwargs)``; the one way a check runs learner code.
 
-    A function that still raises ``NotImplementedError`` is "not done"; any other exception
-    becomes a :class:`Mismatch`: "your function raised <describe_error> when called <during>."
+    A function that still raises ``NotImplementedError``, or has no code, is "not done"; any
+    other exception becomes a :class:`Mismatch`: "your function raised <describe_error> when
+    called <during>."
 
     Args:
         during: how it was called, e.g. ``"for T = 4"`` or ``"on q (2, 5, 8)"``.
@@ -365,6 +373,8 @@ def call(
     """
     if not callable(fn):
         raise Mismatch(f"expected a function; got {type(fn).__name__}", TYPE)
+    if _empty(fn):
+        raise NotDone()
     given = [_copied(a) for a in args] if in_place else args
     try:
         result = fn(*given, **kwargs)
@@ -389,6 +399,20 @@ def _crashed(e: Exception, during: str, tip):
     # A tip names the likely mistake behind the crash; without one, the crash is the news.
     kind = MISTAKE if extra else EXCEPTION
     raise Mismatch(f"{message} {extra}" if extra else message, kind) from None
+
+
+# What a function with no code compiles to, around its `return None`.
+_PREAMBLE = {"RESUME", "NOP", "CACHE", "COPY_FREE_VARS", "MAKE_CELL"}
+
+
+def _empty(fn) -> bool:
+    """Whether ``fn`` is a function with no code yet: its body is only a docstring, ``pass``
+    or ``...`` (nbgrader leaves a solution region as a comment under the docstring)."""
+    code = getattr(fn, "__code__", None) if inspect.isfunction(fn) else None
+    if code is None:
+        return False
+    ops = [(i.opname, i.argval) for i in dis.get_instructions(code) if i.opname not in _PREAMBLE]
+    return ops in ([("RETURN_CONST", None)], [("LOAD_CONST", None), ("RETURN_VALUE", None)])
 
 
 def _stub_raised(e: BaseException) -> bool:

@@ -20,6 +20,8 @@ from .reports import ExerciseGrade, SubmissionGrade
 
 # The course's folders, relative to where the command runs (the repository root by default).
 SOLUTIONS, LESSONS = Path("solutions"), Path("lessons")
+POINTS = Path("points.toml")  # points per exercise; nbgrader's and otter's builds read it too
+WRITTEN_POINTS = "written"  # its key for the points of each written answer (graded by hand)
 
 
 def grade(
@@ -96,13 +98,14 @@ def find_submissions(arguments: list[Path]) -> list[tuple[Path, str]]:
 
 
 def load_points(path: Path | None) -> dict[str, float]:
-    """Points per exercise id from a JSON or TOML file (``"3.4" = 2``); 1 each by default."""
+    """Points per exercise id from a JSON or TOML file (``"3.4" = 2``), and per written answer
+    (``written = 1``); 1 each for what it leaves out."""
     if path is None:
         return {}
     text = path.read_text(encoding="utf-8")
     table = tomllib.loads(text) if path.suffix == ".toml" else json.loads(text)
     for key, value in table.items():
-        if key not in EXERCISES:
+        if key not in EXERCISES and key != WRITTEN_POINTS:
             raise ValueError(f"points: unknown exercise {key!r} in {path}")
         if not isinstance(value, int | float) or isinstance(value, bool) or value < 0:
             raise ValueError(f"points: {key!r} should be a number >= 0; got {value!r}")

@@ -137,6 +137,11 @@ def _inside(node: ast.AST, spans: list[tuple[int, int]]) -> bool:
     return start is not None and any(a <= start and end <= b for a, b in spans)
 
 
+def _inert(statement: ast.stmt) -> bool:
+    """A statement that does nothing: a docstring, ``...`` or another lone constant."""
+    return isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Constant)
+
+
 def _locate(tree: ast.AST, path: tuple) -> ast.AST:
     node = tree
     for field, index in path:
@@ -151,8 +156,10 @@ def _apply(tree, lines, site: _Site, replacement) -> tuple[str, str, str, int] |
         return None
     field, index = site.path[-1]
     if replacement is DELETE:
-        siblings = getattr(site.parent, field)
-        if len(siblings) < 2:  # a block needs a statement: deleting the only one is no variant
+        # A block needs a statement, and a function left with only its docstring is a stub
+        # (the check calls it "not done"): deleting the only statement is no variant.
+        rest = [s for s in getattr(site.parent, field) if s is not original]
+        if all(_inert(s) for s in rest):
             return None
         changed, text = None, None
     else:

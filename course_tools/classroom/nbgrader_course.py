@@ -1,0 +1,172 @@
+"""An nbgrader course directory built from ``solutions/``: ``make nbgrader``.
+
+It writes ``nbgrader_config.py`` and ``source/lessonNN/NN_name.ipynb``, one assignment per
+lesson, carrying nbgrader's cell metadata:
+
+- a code cell with solution regions is an autograded answer. nbgrader replaces each region
+  with one fixed stub, here a comment (``# YOUR CODE HERE``): a function keeps its docstring
+  and the check calls it "not done"; a top-level region is preceded by the lesson's
+  ``name = None`` lines, so later cells still find the names and Run All goes through;
+- each exercise's check cell is an autograded test worth its points (``points.toml``). The
+  student sees ``check(...)``, which never raises; a hidden test, restored by nbgrader at
+  grading, calls ``require(...)``, which raises with the check's message unless it passes;
+- a written answer is a manually graded answer worth ``written`` points;
+- every other markdown cell is read-only. Code cells stay editable, as in the lessons.
+
+Outputs and widget state are left out, so the released notebooks are clean.
+"""
+
+import ast
+import re
+import shutil
+from pathlib import Path
+
+import nbformat
+
+from course_lib.lesson_format import ANSWER_PROMPT, STUB_COMMENT
+
+from ..grading.grader import WRITTEN_POINTS
+from .parts import (
+    ANSWER,
+    CHECK,
+    TEXT,
+    WRITTEN,
+    Part,
+    is_top_level,
+    notebook,
+    parts,
+    require_call,
+    stub_names,
+)
+
+COURSE_ID = "attention-course"  # the default; a hub may know the course by another name
+CELL_TIMEOUT = 300  # seconds: lesson 7 trains for about 10 s here, longer on a busy hub
+
+CONFIG = '''"""nbgrader's settings for this course, written afresh by `make nbgrader`."""
+
+import os
+
+c = get_config()  # noqa: F821 (nbgrader provides it)
+c.CourseDirectory.course_id = "{course_id}"
+c.CourseDirectory.root = os.path.dirname(os.path.abspath(__file__))
+c.CourseDirectory.source_directory = "source"
+c.CourseDirectory.release_directory = "release"
+c.CourseDirectory.submitted_directory = "submitted"
+c.CourseDirectory.autograded_directory = "autograded"
+c.CourseDirectory.feedback_directory = "feedback"
+
+# One stub for every solution region: a comment. A function keeps its docstring (the checks
+# call a function with no code "not done"), and a top-level answer keeps the `name = None`
+# lines written before it, so Run All of a released lesson goes through.
+c.ClearSolutions.code_stub = {{"python": "{code_stub}"}}
+c.ClearSolutions.text_stub = "{text_stub}"
+
+# A test cell deleted from a submission is put back before grading, so it still counts.
+c.OverwriteCells.add_missing_cells = True
+
+# Lesson 7 trains a model for about 10 s; nbgrader's default is 30 s for any cell.
+c.Execute.timeout = {timeout}
+'''
+
+
+def config(course_id: str = COURSE_ID) -> str:
+    """The text of ``nbgrader_config.py``; ``course_id`` is the course's name on the hub."""
+    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]*", course_id):
+        raise ValueError(f"course_id should be letters, digits, '_', '.' or '-'; got {course_id!r}")
+    stubs = {"code_stub": STUB_COMMENT, "text_stub": ANSWER_PROMPT}
+    return CONFIG.format(course_id=course_id, timeout=CELL_TIMEOUT, **stubs)
+
+
+HIDDEN_TEST = """### BEGIN HIDDEN TESTS
+# When grading: the same check, raising (so scoring 0) unless it passes.
+from course_lib.checks import require
+
+{call}
+### END HIDDEN TESTS"""
+
+
+def assignment_name(solution: Path) -> str:
+    return f"lesson{solution.name[:2]}"
+
+
+def build(
+    out: Path, solutions: list[Path], points: dict[str, float], course_id: str = COURSE_ID
+) -> list[Path]:
+    """Write the configuration and ``source/`` (replaced) into the course directory ``out``;
+    returns the notebooks written. The gradebook and the students' folders stay as they are."""
+    text = config(course_id)
+    shutil.rmtree(out / "source", ignore_errors=True)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "nbgrader_config.py").write_text(text, encoding="utf-8")
+    written = []
+    for solution in solutions:
+        target = out / "source" / assignment_name(solution) / solution.name
+        target.parent.mkdir(parents=True)
+        nbformat.write(source_notebook(solution, points), target)
+        written.append(target)
+    return written
+
+
+def source_notebook(solution: Path, points: dict[str, float]) -> nbformat.NotebookNode:
+    """The nbgrader source notebook of one lesson."""
+    cells = [_cell(part, points) for part in parts(solution)]
+    for cell in cells:
+        _check_release(cell, solution.name)
+    return notebook(cells, solution)
+
+
+def _cell(part: Part, points: dict[str, float]) -> nbformat.NotebookNode:
+    cell = part.cell.copy()
+    if part.role == ANSWER:
+        cell.source = _answer_source(part)
+        cell.metadata["nbgrader"] = _metadata(part.key, solution=True)
+    elif part.role == CHECK:
+        call = require_call(cell.source)
+        cell.source = f"{cell.source}\n{HIDDEN_TEST.format(call=call)}"
+        worth = points.get(part.exercise, 1.0)
+        cell.metadata["nbgrader"] = _metadata(part.key, grade=True, locked=True, points=worth)
+    elif part.role == WRITTEN:
+        worth = points.get(WRITTEN_POINTS, 1.0)
+        cell.metadata["nbgrader"] = _metadata(part.key, solution=True, grade=True, points=worth)
+    elif part.role == TEXT and cell.cell_type == "markdown":
+        cell.metadata["nbgrader"] = _metadata(part.key, locked=True)
+    return cell
+
+
+def _answer_source(part: Part) -> str:
+    """The answer cell with its regions, each top-level one after its ``name = None`` lines."""
+    lines = []
+    for chunk in part.chunks:
+        if is_top_level(chunk):
+            lines += stub_names(chunk)
+        lines += chunk.lines
+    return "\n".join(lines)
+
+
+def _metadata(key, *, solution=False, grade=False, locked=False, points=None) -> dict:
+    found = {"grade": grade, "grade_id": key, "locked": locked, "schema_version": 3}
+    found |= {"solution": solution, "task": False}
+    return found | ({"points": points} if grade else {})
+
+
+def _check_release(cell, where: str) -> None:
+    """Fail now, not in a student's notebook, if nbgrader's stub would not compile."""
+    if cell.cell_type != "code" or "BEGIN SOLUTION" not in cell.source:
+        return
+    released, inside = [], False
+    for line in cell.source.splitlines():
+        if "BEGIN SOLUTION" in line:
+            inside = True
+            released.append(line[: len(line) - len(line.lstrip())] + STUB_COMMENT)
+        elif "END SOLUTION" in line:
+            inside = False
+        elif not inside:
+            released.append(line)
+    try:
+        ast.parse("\n".join(released))
+    except SyntaxError as e:
+        raise ValueError(
+            f"{where}, cell {cell.id}: nbgrader leaves a solution region as a comment, and "
+            f"line {e.lineno} is then not Python: a block must keep a statement outside its "
+            "region (a function, its docstring)"
+        ) from None
