@@ -180,7 +180,7 @@ def lesson_source(chunks: list[Chunk]) -> str:
 def make_lesson(solution: nbformat.NotebookNode, name: str = "notebook") -> nbformat.NotebookNode:
     """The lesson notebook for one solution notebook (a new object; the input is unchanged)."""
     lesson_cells = [
-        _clean_cell(cell, lesson_source(chunks)) for cell, chunks in regions(solution, name)
+        clean_cell(cell, lesson_source(chunks)) for cell, chunks in regions(solution, name)
     ]
     lesson = nbformat.v4.new_notebook(cells=lesson_cells)
     lesson.metadata = {
@@ -218,7 +218,8 @@ def course_metadata(lesson: nbformat.NotebookNode, name: str = "notebook") -> di
     }
 
 
-def _clean_cell(cell, source: str):
+def clean_cell(cell, source: str) -> nbformat.NotebookNode:
+    """A new cell of the same type and id with ``source``, its tags and nothing else."""
     tags = cell.metadata.get("tags", [])
     metadata = {"tags": list(tags)} if tags else {}
     if cell.cell_type == "code":

@@ -11,10 +11,11 @@ import pytest
 import torch
 from torch import nn
 from typical_answers import forgets_return
+from verdicts import fails
 
 from course_lib.attention import MultiHeadAttention
 from course_lib.checks import EXERCISES, FAILED, NOT_DONE, PASSED, check
-from course_lib.checks._core import DIFFERENCE, EXCEPTION, MISTAKE, RULE, TYPE
+from course_lib.checks._core import DIFFERENCE, EXCEPTION, RULE, TYPE
 from course_lib.parameters import count_parameters
 
 
@@ -38,15 +39,6 @@ KINDS = {
     "numpy-stage": TYPE,
     "nudged-heads": DIFFERENCE,
 }
-
-
-def _fails(result, words, request):
-    """The result failed, its message has every word, and its diagnosis is the expected one."""
-    assert result.status == FAILED, result.message
-    for word in words:
-        assert word in result.message, result.message
-    case = request.node.callspec.id
-    assert result.diagnosis == KINDS.get(case, MISTAKE), (case, result.diagnosis, result.message)
 
 
 # Reference answers ---------------------------------------------------------------------------
@@ -205,7 +197,7 @@ WRONG_COUNTS = _cases([
 @pytest.mark.parametrize("exercise_id, answers, words", WRONG_COUNTS)
 def test_typical_miscounts_are_named(exercise_id, answers, words, request):
     result = check(exercise_id, *answers)
-    _fails(result, words, request)
+    fails(result, words, request, KINDS)
 
 
 def _formula(weights, biases):
@@ -235,7 +227,7 @@ WRONG_FORMULAS = _cases([
 @pytest.mark.parametrize("formula, words", WRONG_FORMULAS)
 def test_typical_mistakes_are_named_4_9(formula, words, request):
     result = check("4.9", formula)
-    _fails(result, words, request)
+    fails(result, words, request, KINDS)
 
 
 def test_biases_counted_per_head_are_not_blamed_on_d_k_4_9():
@@ -269,7 +261,7 @@ WRONG_SPLITS = _cases([
 @pytest.mark.parametrize("answer, words", WRONG_SPLITS)
 def test_typical_mistakes_are_named_4_4(answer, words, request):
     result = check("4.4", answer)
-    _fails(result, words, request)
+    fails(result, words, request, KINDS)
 
 
 def _merge_as(fn):
@@ -293,7 +285,7 @@ WRONG_MERGES = _cases([
 @pytest.mark.parametrize("answer, words", WRONG_MERGES)
 def test_typical_mistakes_are_named_4_5(answer, words, request):
     result = check("4.5", answer)
-    _fails(result, words, request)
+    fails(result, words, request, KINDS)
 
 
 # The forward pass --------------------------------------------------------------------------
@@ -364,7 +356,7 @@ WRONG_MHA = _cases([
 @pytest.mark.parametrize("answer, words", WRONG_MHA)
 def test_typical_mistakes_are_named_4_6(answer, words, request):
     result = check("4.6", answer)
-    _fails(result, words, request)
+    fails(result, words, request, KINDS)
 
 
 def test_the_reference_matches_course_lib_multi_head_attention():
@@ -446,7 +438,7 @@ WRONG_WALKS = _cases([
 
 @pytest.mark.parametrize("answer, words", WRONG_WALKS)
 def test_typical_mistakes_are_named_4_8(answer, words, request):
-    _fails(check("4.8", answer), words, request)
+    fails(check("4.8", answer), words, request, KINDS)
 
 
 def test_the_walk_gives_the_lessons_shapes_4_8():

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 import torch
 from typical_answers import forgets_return
+from verdicts import fails
 
 from course_lib.attention import scaled_dot_product_attention
 from course_lib.checks import EXERCISES, FAILED, NOT_DONE, PASSED, check, exercises, lesson05
@@ -226,15 +227,6 @@ KINDS = {
 }
 
 
-def _fails(result, words, request):
-    """The result failed, its message has every word, and its diagnosis is the expected one."""
-    assert result.status == FAILED, result.message
-    for word in words:
-        assert word in result.message, result.message
-    case = request.node.callspec.id
-    assert result.diagnosis == KINDS.get(case, MISTAKE), (case, result.diagnosis, result.message)
-
-
 S5, C5 = math.sin(5), math.cos(5)
 S05, C05 = math.sin(0.5), math.cos(0.5)  # pair 64 divides by 10000^(128/512) = 10
 
@@ -298,7 +290,7 @@ WRONG_SMALL = [
 )
 def test_typical_mistakes_are_named(exercise_id, answers, words, request):
     result = check(exercise_id, *answers)
-    _fails(result, words, request)
+    fails(result, words, request, KINDS)
 
 
 def _halves(angle):
@@ -346,7 +338,7 @@ def _own_index(max_len, d_model):
 @pytest.mark.parametrize("table, words", [pytest.param(*r[1:], id=r[0]) for r in WRONG_TABLES])
 def test_typical_table_mistakes_are_named_5_5(table, words, request):
     result = check("5.5", table)
-    _fails(result, words, request)
+    fails(result, words, request, KINDS)
 
 
 def test_a_table_off_in_one_entry_says_where_5_5():
@@ -392,7 +384,7 @@ WRONG_SHIFTS = [
 @pytest.mark.parametrize("answer, words", [pytest.param(*r[1:], id=r[0]) for r in WRONG_SHIFTS])
 def test_typical_shift_mistakes_are_named_5_3(answer, words, request):
     result = check("5.3", answer)
-    _fails(result, words, request)
+    fails(result, words, request, KINDS)
 
 
 def test_a_shift_matrix_right_only_for_positive_k_is_caught_5_3():
@@ -417,7 +409,7 @@ def test_wrong_runs_with_pe_are_named_5_4(mistake, words, request):
     lab = lab_5_4()
     assert abs(lab[mistake] - lab["with"]) > 0.05  # each mistake gives a different number
     result = check("5.4", lab["inverse"], lab["without"], lab[mistake])
-    _fails(result, words, request)
+    fails(result, words, request, KINDS)
 
 
 def test_a_diff_with_pe_from_another_layer_says_what_the_setup_gives_5_4():

@@ -17,7 +17,7 @@ import nbformat
 from course_lib.checks import EXERCISES
 from course_lib.lesson_format import STUB_COMMENT
 
-from ..authoring import Chunk, regions
+from ..authoring import Chunk, clean_cell, regions
 from ..grading.notebooks import FREE_TEXT
 
 ANSWER, CHECK, WRITTEN, TEXT = "answer", "check", "written", "text"
@@ -37,7 +37,7 @@ def parts(path: Path) -> list[Part]:
     solution = nbformat.read(path, as_version=4)
     found, pending = [], []  # pending: answer cells waiting for their check
     for cell, chunks in regions(solution, path.name):
-        clean, exercise = _clean(cell), checked_exercise(cell)
+        clean, exercise = clean_cell(cell, cell.source), checked_exercise(cell)
         if exercise:
             found += [Part(p.cell, p.chunks, ANSWER, exercise) for p in pending]
             found.append(Part(clean, chunks, CHECK, exercise))
@@ -108,17 +108,6 @@ def stub_names(chunk: Chunk) -> list[str]:
 
 def is_top_level(chunk: Chunk) -> bool:
     return chunk.solution and not chunk.lines[0][:1].isspace()
-
-
-def _clean(cell) -> nbformat.NotebookNode:
-    tags = cell.metadata.get("tags", [])
-    metadata = {"tags": list(tags)} if tags else {}
-    if cell.cell_type == "code":
-        new = nbformat.v4.new_code_cell(cell.source, metadata=metadata)
-    else:
-        new = nbformat.v4.new_markdown_cell(cell.source, metadata=metadata)
-    new.id = cell.id
-    return new
 
 
 def notebook(cells, solution_path: Path) -> nbformat.NotebookNode:
