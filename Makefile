@@ -49,14 +49,16 @@ test-mutants: $(VENV)/.dev   ## how often the checks reject wrong answers and na
 e2e:                       ## widgets in a real JupyterLab, in headless chromium (installs chromium, playwright)
 	bash .ci/browser
 
-# The course as HTML pages that open from disk with no network. The first build installs the
-# npm packages pinned in course_tools/site/ into build/npm/ (needs npm). Some lessons: LESSONS="03 05".
+# The course as HTML pages that open from disk with no network, their explorers answering from
+# pictures drawn in advance. Each notebook is run in a temporary copy; the folder is replaced only
+# when every page built. The first build installs the npm packages pinned in course_tools/site/
+# into build/npm/ (needs npm). Some lessons: LESSONS="03 05".
 SOME_LESSONS = $(if $(LESSONS),--lessons $(LESSONS))
 
 site: $(VENV)/.tools           ## learners' pages (lessons run, exercises unsolved): build/site/index.html
 	$(BIN)/python -m course_tools.site --out build/site $(SOME_LESSONS)
 
-site-solutions: $(VENV)/.tools ## instructors' pages from solutions/: build/site-solutions/index.html
+site-solutions: $(VENV)/.tools ## instructors' pages (solutions/ run): build/site-solutions/index.html
 	$(BIN)/python -m course_tools.site --solutions --out build/site-solutions $(SOME_LESSONS)
 
 lint: $(VENV)/.dev

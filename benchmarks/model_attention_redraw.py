@@ -3,13 +3,14 @@
 Setting: as lesson 7 builds it, with the shipped checkpoint (``load_pretrained()``): the
 maps of three sentences, each with encoder self-attention, decoder self-attention and
 cross-attention for each layer of the model (4 heads each), the explorer opened on the first
-sentence's cross-attention in the last layer. Each redraw is the explorer's ``update()``, fired by setting a control's value: weights,
-figure, PNG, into the ``Output`` widget (outside a notebook nothing is shown, the work is
-the same). Four cases, each after 5 warm-up steps:
+sentence's cross-attention in the last layer. Each redraw is the explorer's ``update()``,
+fired by setting a control's value: weights, figure, PNG, into the ``Output`` widget
+(outside a notebook nothing is shown, the work is the same). Four cases, each after 5 warm-up steps:
 
-- example menu, a map not shown before: the menu steps through all the maps, more than the
-  8 the explorer keeps drawn, so every step lays the figure out and draws it in full;
-- head menu: the four heads in turn, redrawn in place;
+- example buttons, a map not shown before: the sentence, attention and layer buttons step
+  through all the maps, more than the 8 the explorer keeps drawn, so every step lays the
+  figure out and draws it in full;
+- head buttons: the four heads in turn, redrawn in place;
 - temperature slider;
 - causal mask, on and off, on the encoder's self-attention.
 
@@ -25,6 +26,7 @@ from _redraw import report, timed
 
 from course_lib.pretrained import CHECKPOINT, load_pretrained
 from course_lib.widgets import AttentionExplorer, model_examples
+from course_lib.widgets.model_examples import FACETS
 
 SENTENCES = [  # lesson 7's
     "i eat the red apple",
@@ -48,15 +50,14 @@ def main():
     examples = model_examples(
         translator.model, SENTENCES, translator.src_vocab, translator.tgt_vocab
     )
-    explorer = AttentionExplorer(examples, save_dir="/tmp")
     opened = last_map(examples, f"{SENTENCES[0]} · cross-attention")  # as the lesson opens it
     encoder = last_map(examples, f"{SENTENCES[1]} · encoder self-attention")
-    explorer.example_select.value = opened
+    explorer = AttentionExplorer(examples, facets=FACETS, example=opened, save_dir="/tmp")
     order = [*range(0, len(examples), 2), *range(1, len(examples), 2)]  # all, scattered
     temperatures = [10 ** (-1 + 2 * i / 9) for i in range(10)]
 
     def example_step(i):
-        explorer.example_select.value = order[i % len(order)]
+        explorer.example_index = order[i % len(order)]
 
     def head_step(i):
         explorer.head_select.value = i % explorer.examples[0].n_heads
@@ -73,13 +74,13 @@ def main():
         f"heads, sizes {sizes[0]} to {sizes[-1]}, {torch.get_num_threads()} torch thread, "
         f"{args.repeats} redraws after 5 warm-up"
     )
-    report("example menu, a map not shown before", timed(example_step, args.repeats), 38)
-    explorer.example_select.value = opened
-    report("head menu", timed(head_step, args.repeats), 38)
-    report("temperature slider", timed(temperature_step, args.repeats), 38)
-    explorer.example_select.value = encoder
+    report("example buttons, a map not shown before", timed(example_step, args.repeats), 40)
+    explorer.example_index = opened
+    report("head buttons", timed(head_step, args.repeats), 40)
+    report("temperature slider", timed(temperature_step, args.repeats), 40)
+    explorer.example_index = encoder
     explorer.temperature.value = 1.0
-    report("causal mask on and off", timed(causal_step, args.repeats), 38)
+    report("causal mask on and off", timed(causal_step, args.repeats), 40)
 
 
 if __name__ == "__main__":

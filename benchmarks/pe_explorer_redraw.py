@@ -1,8 +1,8 @@
 """Redraw time of the positional-encoding explorer: what a learner waits for after a control moves.
 
 Setting: the explorer as lesson 5 opens it (d_model 64, 100 positions, three waves). Each
-redraw is the explorer's ``update()``, fired by setting a control's value as a slider step
-does: it computes what changed, draws the figure, encodes the PNG and puts it into the
+redraw is the explorer's ``update()``, fired by setting a slider's value as a slider step
+does, or by pressing the "add wave" / "remove wave" buttons: it computes what changed, draws the figure, encodes the PNG and puts it into the
 ``Output`` widget (outside a notebook nothing is shown, the work is the same). For each
 control, after 5 warm-up steps, the control cycles through its range. The figure is drawn
 in three layers kept as pixels: what never changes (colour bars, fixed axes) is drawn once;
@@ -33,7 +33,7 @@ def main():
     args = parser.parse_args()
     torch.set_num_threads(1)  # as notebook.start() sets it in the lessons
     explorer = PEExplorer(save_dir="/tmp")
-    choices = [(0, 8, 20), (1, 2, 3, 4, 5, 6), (10,), (0, 63), (4, 30, 40)]
+    explorer.dimension.value = 5
     unseen = iter([(d, n) for d in D_MODELS for n in range(20, 201, 10) if (d, n) != (64, 100)])
 
     def first_view(i):  # one control moves to a (d_model, positions) pair never shown before
@@ -52,10 +52,14 @@ def main():
 
         return step
 
+    def wave_buttons(i):  # dimension 5 added, then removed: two sets of waves, seen before
+        explorer.dimension.value = 5
+        (explorer.remove_wave if 5 in explorer.waves else explorer.add_wave).click()
+
     steps = {
         "position slider": lambda i: setattr(explorer.position, "value", (7 * i + 11) % 100),
         "offset k slider": lambda i: setattr(explorer.offset, "value", 1 + (3 * i) % 50),
-        "waves menu, choices seen before": seen_before(explorer.dims, choices),
+        "add/remove wave, waves seen before": wave_buttons,
         "d_model slider, widths seen before": seen_before(explorer.d_model, D_MODELS),
         "d_model or positions, first view": first_view,
     }

@@ -10,8 +10,8 @@ Four cases, each after 5 warm-up steps:
 
 - temperature slider, cycling through 0.1 .. 10;
 - head and causal mask, alternating: the same figure, first view or not;
-- example menu, examples seen before: the four examples in turn, their still parts kept;
-- example menu, first view: the same, with the kept drawings dropped before each step
+- example buttons, examples seen before: the four examples in turn, their still parts kept;
+- example buttons, first view: the same, with the kept drawings dropped before each step
   (untimed), so that every step lays the figure out and draws it in full.
 
 Goal: a redraw well under 150 ms, read as median <= 100 ms and slowest <= 150 ms.
@@ -60,14 +60,14 @@ def main():
         f"AttentionExplorer redraw, {name!r} ({T_q}x{T_k}, {H} heads, annotated), "
         f"{torch.get_num_threads()} torch thread, {args.repeats} redraws after 5 warm-up"
     )
-    report("temperature slider", timed(temperature_step, args.repeats), 42)
-    report("head or causal mask (first view or not)", timed(head_or_mask_step, args.repeats), 42)
+    report("temperature slider", timed(temperature_step, args.repeats), 44)
+    report("head or causal mask (first view or not)", timed(head_or_mask_step, args.repeats), 44)
     explorer.causal.value = False
-    report("example menu, examples seen before", timed(example_step, args.repeats), 42)
+    report("example buttons, examples seen before", timed(example_step, args.repeats), 44)
     report(
-        "example menu, first view (drawn in full)",
+        "example buttons, first view (drawn in full)",
         timed(example_step, args.repeats, setup=forget_drawings),
-        42,
+        44,
     )
 
 

@@ -27,10 +27,12 @@ Data and the lessons' own models:
     experiments     the experiments lessons draw conclusions from, with their bars; CPU kernels
 
 Inside the learner's notebook and workspace:
-    notebook        start(): the first cell of every lesson
+    notebook        start(): the first cell of every lesson; show(): a figure with its alt text
+    figure_text     the figures' alt texts, written from the numbers they draw
     checks          exercise checks: check(), hint()
     widgets         the explorers and the lessons' figures (matplotlib, ipywidgets)
     lesson_format   what a lesson's stubs, prompts and version metadata look like
+    choice_history  where multiple-choice options stood in earlier versions of a lesson
     workspace       the learner's working copies of the lessons (make lab, make update)
 
 Conventions: batch-first tensors; the paper's names (d_model, n_heads, d_k, d_ff);

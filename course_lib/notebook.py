@@ -1,4 +1,5 @@
-"""The first cell of every lesson: seeds, one torch thread, colour-blind-safe plots, versions."""
+"""The first cell of every lesson (seeds, one torch thread, colour-blind-safe plots, versions),
+and :func:`show`, which displays a pyplot figure with a text alternative."""
 
 import platform
 import random
@@ -31,3 +32,39 @@ def start(seed: int = 0, threads: int = 1) -> None:
         f"Python {platform.python_version()} · torch {torch.__version__} · "
         f"numpy {np.__version__}{plotting} · seed {seed} · {threads} torch thread(s)"
     )
+
+
+def show(alt: str, fig=None) -> None:
+    """Display a figure as a picture with a text alternative, then close it.
+
+    ``plt.show()`` in a notebook leaves an ``image/png`` output, which JupyterLab and the
+    offline site draw as an ``<img>`` without ``alt``: a screen reader says only "image".
+    This shows the same picture (the figure's dpi, cropped to its content as the inline
+    backend does) in an output that carries ``alt``.
+
+    Args:
+        alt: what the figure shows, in words: the kind of plot, its axes, and what the
+            lesson wants seen, with the key numbers.
+        fig: the figure; by default pyplot's current one.
+    """
+    if not isinstance(alt, str):
+        raise TypeError(f"alt must be a str describing the figure; got {type(alt).__name__}")
+    if not alt.strip():
+        raise ValueError(f"alt must describe the figure in words; got {alt!r}")
+    import matplotlib.pyplot as plt  # here: start() and the model code need no pyplot
+    from IPython.display import display
+    from matplotlib.figure import Figure
+
+    from .widgets._display import figure_png, image_bundle
+
+    if fig is None:
+        if not plt.get_fignums():
+            raise ValueError("no figure to show: draw one with pyplot first, or pass fig")
+        fig = plt.gcf()
+    elif not isinstance(fig, Figure):
+        raise TypeError(f"fig must be a matplotlib Figure; got {type(fig).__name__}")
+    try:
+        png = figure_png(fig, dpi=fig.dpi)
+    finally:
+        plt.close(fig)  # shown once, here: the inline backend would show an open one again
+    display(image_bundle(png, alt), raw=True)

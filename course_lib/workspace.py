@@ -3,9 +3,11 @@
 ``lessons/`` holds the pristine notebooks and is never edited; learners work in copies in
 ``workspace/`` (ignored by git). ``prepare`` copies every lesson that is not there yet and
 never overwrites a learner's file; it lists the copies made from an older version of their
-lesson (each lesson records its version: see ``course_lib.lesson_format``). ``update`` writes
-the new version of one lesson with the learner's answers carried over; ``restore`` puts
-back a fresh copy. Both keep the old copy beside the new one as a backup.
+lesson (each lesson records its version: see ``course_lib.lesson_format``), and which of
+them list their multiple-choice options in another order than the new version. ``update``
+writes the new version of one lesson with the learner's answers carried over, a
+multiple-choice letter changed to the letter its option has now (``course_lib.choice_history``);
+``restore`` puts back a fresh copy. Both keep the old copy beside the new one as a backup.
 
 Commands (run from the repository root)::
 
@@ -25,7 +27,16 @@ from pathlib import Path
 
 import nbformat
 
-from .lesson_format import ANSWER_PROMPT, COURSE, STUB_COMMENT, fingerprint, is_exercise
+from . import choice_history
+from .lesson_format import (
+    ANSWER_PROMPT,
+    COURSE,
+    STUB_COMMENT,
+    answer_name,
+    fingerprint,
+    is_exercise,
+    with_letter,
+)
 
 LESSONS, WORKSPACE = Path("lessons"), Path("workspace")
 
@@ -108,7 +119,10 @@ class Update:
 
     ``backup`` is the old copy (None if there was none, or it was already current);
     ``carried`` labels the answers carried into the new version, ``lost`` those whose cell
-    is gone from it or is no longer an exercise: they are only in the backup.
+    is gone from it or is no longer an exercise: they are only in the backup. ``relettered``
+    says which multiple-choice letters were changed to their option's new letter
+    (``'3.1: "b" is now "c"'``); ``unsure`` names the multiple choices answered in a copy whose
+    letters cannot be read (its version is not on record): the learner checks them.
     """
 
     copy: Path
@@ -116,6 +130,8 @@ class Update:
     carried: tuple[str, ...] = ()
     lost: tuple[str, ...] = ()
     current: bool = False
+    relettered: tuple[str, ...] = ()
+    unsure: tuple[str, ...] = ()
 
 
 def update(name: str, lessons: Path = LESSONS, workspace: Path = WORKSPACE) -> Update:
@@ -133,9 +149,10 @@ def update(name: str, lessons: Path = LESSONS, workspace: Path = WORKSPACE) -> U
         return Update(target, current=True)
     mine, new = _read_copy(target, name), nbformat.read(source, as_version=4)
     carried, lost = _carry_answers(mine, new)
+    relettered, unsure = _move_letters(new, choice_history.letters(mine, new, _number(source)))
     backup = _keep_as_backup(target)
     nbformat.write(new, target)
-    return Update(target, backup, tuple(carried), tuple(lost))
+    return Update(target, backup, tuple(carried), tuple(lost), False, relettered, unsure)
 
 
 def _read_copy(copy: Path, name: str) -> nbformat.NotebookNode:
@@ -209,6 +226,32 @@ def _carry_answers(mine, new) -> tuple[list[str], list[str]]:
     return carried, lost
 
 
+CHOICE_ANSWER = re.compile(r"^\s*answer_(\d+)_(\d+)\s*=\s*['\"]", re.MULTILINE)
+
+
+def _move_letters(new, letters: choice_history.Letters) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """Change the carried multiple-choice letters in ``new`` (in place) to their options'
+    letters now; returns (what changed, the answered questions whose letters cannot be read)."""
+    code = [c for c in new.cells if c.cell_type == "code"]
+    answered = [f"{m[1]}.{m[2]}" for c in code for m in CHOICE_ANSWER.finditer(c.source)]
+    if not letters.readable:
+        return (), tuple(answered)
+    changed = []
+    for cell in code:
+        for exercise_id, moves in letters.moves.items():
+            moved = with_letter(cell.source, answer_name(exercise_id), moves)
+            if moved and moved[1] != moved[2]:
+                cell.source = moved[0]
+                changed.append(f'{exercise_id}: "{moved[1]}" is now "{moved[2]}"')
+    return tuple(changed), ()
+
+
+def _number(lesson: Path) -> int:
+    """The lesson's number from its file name (``03_...`` -> 3); 0 if it has none."""
+    prefix = lesson.name.split("_")[0]
+    return int(prefix) if prefix.isdigit() else 0
+
+
 def _label(cell, width: int = 60) -> str:
     """A one-line reminder of a cell: its first line of code, or the start of its text."""
     if cell.cell_type == "code":
@@ -223,11 +266,24 @@ def _label(cell, width: int = 60) -> str:
 RELOAD = "If it is open in JupyterLab, use File > Reload Notebook from Disk before you save."
 
 
-def _lesson_number(copy: Path) -> str:
-    return copy.name.split("_")[0]
+def choice_news(copy: Path, lessons: Path = LESSONS) -> str:
+    """What the new version of a copy's lesson changes in its multiple choices, in a few words;
+    "" if every letter still names the option it named."""
+    lesson = lessons / copy.name
+    try:
+        mine = nbformat.read(copy, as_version=4)
+    except Exception:  # a damaged copy (nbformat raises several kinds): its letters are unknown
+        return "its multiple-choice options may be in another order"
+    letters = choice_history.letters(mine, nbformat.read(lesson, as_version=4), _number(lesson))
+    if not letters.readable:
+        return "its multiple-choice options may be in another order"
+    if letters.moves:
+        moved = sorted(letters.moves, key=lambda e: [int(n) for n in e.split(".")])
+        return f"the options of {_choices(moved)} are in a new order"
+    return ""
 
 
-def _report_prepare(copied: list[Path], old: list[Path]) -> None:
+def _report_prepare(copied: list[Path], old: list[Path], lessons: Path = LESSONS) -> None:
     """What ``make lab`` prints before JupyterLab starts: new copies, then outdated ones."""
     for path in copied:
         print(f"copied {path}")
@@ -237,10 +293,18 @@ def _report_prepare(copied: list[Path], old: list[Path]) -> None:
         print("A newer version of this lesson is out (your copy was left as it is):")
     else:
         print("Newer versions of these lessons are out (your copies were left as they are):")
-    for copy in old:
-        note = "" if version_of(copy) else "  (copied before lessons had versions)"
-        print(f"  {copy.stem}{note}")
-    n = _lesson_number(old[0])
+    news = [choice_news(copy, lessons) for copy in old]
+    for copy, choices in zip(old, news, strict=True):
+        notes = [] if version_of(copy) else ["copied before lessons had versions"]
+        notes += [choices] if choices else []
+        print(f"  {copy.stem}" + (f"  ({'; '.join(notes)})" if notes else ""))
+    if any(news):
+        print(
+            "Warning: an answer to a multiple choice is a letter, and in a new version a letter\n"
+            "can name another option. `make update` changes your letters to the letters their\n"
+            "options have now, and lists any answer you should check."
+        )
+    n = f"{_number(old[0]):02d}"
     print(f"To update a lesson and keep your answers:  make update LESSON={n}")
     print(f"To start a lesson again from scratch:      make restore LESSON={n}")
     print("Either way your current copy is kept as a backup.")
@@ -263,8 +327,25 @@ def _report_update(result: Update) -> None:
     if result.lost:
         print("Not carried over (the new version has no such exercise); they are in the backup:")
         print("\n".join(f"  {text}" for text in result.lost))
+    if result.relettered:
+        print("Options of multiple choices moved; your letters now name the options you chose:")
+        print("\n".join(f"  {text}" for text in result.relettered))
+    if result.unsure:
+        print(
+            f"Check your answers to {_choices(result.unsure)}: your copy lists "
+            "the options differently\nfrom the new version, so a letter may now name another "
+            "option (the backup shows the ones you chose from)."
+        )
     print(f"Your previous copy is kept as {result.backup}")
     print(RELOAD)
+
+
+def _choices(ids) -> str:
+    """``multiple choice 3.1`` or ``multiple choices 3.1 and 3.5``."""
+    ids = list(ids)
+    if len(ids) == 1:
+        return f"multiple choice {ids[0]}"
+    return f"multiple choices {', '.join(ids[:-1])} and {ids[-1]}"
 
 
 def _report_restore(target: Path, backup: Path | None) -> None:
@@ -288,7 +369,7 @@ def main(argv=None) -> int:
         one.add_argument("lesson", help='e.g. "03" or "03_scaled_dot_product_attention"')
     args = parser.parse_args(argv)
     if args.command == "prepare":
-        _report_prepare(prepare(), outdated())
+        _report_prepare(prepare(), outdated(), LESSONS)
         return 0
     try:
         if args.command == "update":

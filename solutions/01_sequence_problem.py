@@ -110,7 +110,12 @@ ax.set(
     title="How much position t still hears the first token (untrained layers)",
 )
 ax.legend()
-plt.show()
+falls = "; ".join(f"{name} from {v[0]:.2g} to {v[-1]:.2g}" for name, v in influence.items())
+notebook.show(
+    "Line chart, log scale: |∂h_t/∂x_1|, how strongly the state at position t still reacts to "
+    f"the first input, for t = 1 to {length} in an untrained tanh RNN, LSTM and self-attention "
+    f"layer. From t = 1 to t = {length}: {falls}."
+)
 for name, values in influence.items():
     print(f"{name:>14}: t = 1 {values[0]:.3g}, t = 10 {values[9]:.3g}, t = 50 {values[-1]:.3g}")
 rnn_fade = influence["tanh RNN"][-1] / influence["tanh RNN"][0]
@@ -186,7 +191,7 @@ assert path_lengths(5) == {
 # %% id="l1-08"
 expected = {  # n: (RNN steps, RNN longest path, attention steps per layer, attention path)
     5: (5, 4, 1, 1),
-    100: (100, 99, 1, 1),
+    50: (50, 49, 1, 1),
     1000: (1000, 999, 1, 1),
 }
 print(f"{'n':>6} {'RNN steps':>10} {'RNN path':>9} {'attention steps':>16} {'attention path':>15}")
@@ -206,7 +211,14 @@ for n, row in expected.items():
 d_model = 512
 fig, ax = plt.subplots(figsize=(7, 3.8))
 draw_cost_crossover(ax, d=d_model, n_max=2048)
-plt.show()
+cost = {n: layer_costs(n, d_model) for n in range(1, 2049)}  # n: (attention, recurrent)
+crossing = min(n for n, (attention, recurrent) in cost.items() if attention >= recurrent)
+notebook.show(
+    "Line chart, log scale: multiply-adds per layer against sequence length n (1 to 2,048) at "
+    f"d = {d_model}, for self-attention (n²·d) and a recurrent layer (n·d²). The lines cross at "
+    f"n = {crossing}: attention costs {cost[50][1] / cost[50][0]:.0f} times less at n = 50 and "
+    f"{cost[2048][0] / cost[2048][1]:.0f} times more at n = 2,048."
+)
 
 for n in (50, 512, 2048):
     attention_ops, recurrent_ops = layer_costs(n, d_model)
@@ -223,7 +235,7 @@ assert cheaper == list(range(1, d_model)), "attention is cheaper for every n < d
 #
 # ## 5. The quadratic price: memory
 #
-# The score matrix QKᵀ has n × n entries, for every head of every layer. At 1,000 tokens that is 1,000,000 scores; at 10,000 tokens, 100,000,000. This is why context windows were long limited to 512, 1,024 or 2,048 tokens, and why sparse attention, linear attention and memory-saving kernels such as FlashAttention are active research topics.
+# The score matrix QKᵀ has n × n entries, for every head of every layer. At 1,000 tokens that is 1,000,000 scores; at 10,000 tokens, 100,000,000. This is why context windows were long limited to a few thousand tokens (512 for BERT, 2,048 for GPT-3), and why sparse attention, linear attention and memory-saving kernels such as FlashAttention are active research topics.
 #
 # The table below is for **one head, one layer, one sequence, in float32** (4 bytes per entry).
 
@@ -231,7 +243,7 @@ assert cheaper == list(range(1, d_model)), "attention is cheaper for every n < d
 KiB, MiB, GiB = 2**10, 2**20, 2**30
 print(f"{'tokens':>8} {'entries':>15} {'bytes':>15} {'MiB':>9} {'GiB':>7} {'GB':>6}")
 memory = {}
-for n in (512, 2_048, 8_192, 128_000, 131_072):
+for n in (512, 2_048, 8_192, 128_000):
     entries = n * n
     memory[n] = entries * 4  # float32
     print(
@@ -251,16 +263,7 @@ assert memory[512] == 1_048_576
 # %% [markdown] id="l1-13"
 # A widely reprinted version of this table rates the rows: 512 tokens fine and standard; 2,048 fine (GPT-3's context length); 8,192 borderline, needing a memory-saving kernel; 128,000 impossible without sparse or linear attention.
 #
-# > **Errata: the 128,000-token row.** That version gives the memory for 128,000 tokens as "~64 GB". The entry count, 16,384,000,000, is right, but at 4 bytes each it is **65.5 GB = 61.0 GiB**. "64" is exact only for **131,072 = 128 × 1,024** tokens: 17,179,869,184 entries, exactly 64 GiB. The first three rows are exact in binary units (1, 16 and 256 MiB). The cell below reproduces both figures.
-
-# %% id="l1-14"
-row = memory[128_000]
-print(f"128,000 tokens: {row:,} B = {row / 1e9:.1f} GB = {row / GiB:.1f} GiB")
-print(
-    f"131,072 tokens: {131_072**2:,} entries, {memory[131_072]:,} B = {memory[131_072] / GiB:.0f} GiB"
-)
-assert row == 65_536_000_000 and round(row / 1e9, 1) == 65.5 and round(row / GiB, 1) == 61.0
-assert 131_072 == 128 * 1_024 and memory[131_072] == 64 * GiB
+# > **Errata: the 128,000-token row.** That version gives the memory for 128,000 tokens as "~64 GB", which does not agree with the table above. Lab L1.C (exercise 1.7) asks what is wrong with that row; the correction follows the exercise. The first three rows are exact in binary units (1, 16 and 256 MiB).
 
 # %% [markdown] id="l1-15"
 # ## 6. Explore: measured, not claimed
@@ -284,15 +287,15 @@ explorer
 # The Transformer removes two problems of recurrent networks. Which option names them correctly?
 #
 # - **a.** Speed: gradients vanish over long chains. Quality: each step waits for the previous one, so the hardware sits idle.
-# - **b.** Speed: each step waits for the previous one, so the n steps cannot run in parallel. Quality: information from early positions fades over the long chain of steps, and so do the gradients.
-# - **c.** Speed: the attention matrix grows as n². Quality: the model has too few parameters.
+# - **b.** Speed: the attention matrix grows as n². Quality: the model has too few parameters.
+# - **c.** Speed: each step waits for the previous one, so the n steps cannot run in parallel. Quality: information from early positions fades over the long chain of steps, and so do the gradients.
 # - **d.** Speed: RNNs have more parameters than Transformers. Quality: RNNs cannot read inputs of different lengths.
 #
 # Set `answer_1_1` to a letter, for example `answer_1_1 = "a"`, and run the check. Every option has an explanation.
 
 # %% id="l1-18"
 # BEGIN SOLUTION
-answer_1_1 = "b"
+answer_1_1 = "c"
 # END SOLUTION
 
 # %% id="l1-19"
@@ -333,7 +336,7 @@ assert reference_100 == {
 # %% [markdown] id="l1-25"
 # ### ✏️ 1.3 Extend: which layer is cheaper?
 #
-# Write `attention_cost(n, d)` and `recurrent_cost(n, d)`, the multiply-adds of one layer as Table 1 counts them, and set `crossover_n` to the length at which the two are equal when d = 512. Then use your functions to compare the costs at n = 50 and n = 512.
+# Write `attention_cost(n, d)` and `recurrent_cost(n, d)`, the multiply-adds of one layer as Table 1 counts them. Section 4 drew the two costs for the base model's width, d = 512; the paper's big model is twice as wide, d = 1,024 (Table 3). Set `crossover_n` to the length at which the two costs are equal when d = 1,024. Then use your functions at d = 1,024 on a 200-token paragraph and on a 5,000-token document: which layer is cheaper for each, and by what factor?
 #
 # *What you may use:* anything but `course_lib`'s reference code.
 
@@ -353,21 +356,25 @@ def recurrent_cost(n, d):
 
 
 # BEGIN SOLUTION
-crossover_n = 512  # n²·d = n·d²  ⇔  n = d
+crossover_n = 1024  # n²·d = n·d²  ⇔  n = d
 # END SOLUTION
 
 # %% id="l1-27"
 check("1.3", attention_cost, recurrent_cost, crossover_n)
 
 # %% [markdown] id="l1-28"
-# With the reference: at n = 50, 1.28 million multiply-adds against 13.1 million, about 10× cheaper for attention; at n = 512 both are 134,217,728. So for d = 512 and sentences of 50 to 512 tokens, attention is the cheaper layer (or equal at 512). For documents longer than d the comparison flips.
+# With the reference at d = 1,024: the two costs meet at n = 1,024; the 200-token paragraph costs attention about 41 million multiply-adds against 210 million for the recurrence, 5.12 times fewer; the 5,000-token document costs attention 4.88 times more. Doubling the width doubles the length up to which attention is the cheaper layer, since the ratio of the costs is n/d.
 
 # %% id="l1-29"
-for n in (50, 512):
-    a, r = layer_costs(n, 512)
-    print(f"n = {n}: attention {a:,}, recurrent {r:,}, recurrent / attention = {r / a:.2f}")
-assert layer_costs(50, 512) == (1_280_000, 13_107_200) and 13_107_200 / 1_280_000 == 10.24
-assert len(set(layer_costs(512, 512))) == 1
+for n in (200, 1_024, 5_000):
+    a, r = layer_costs(n, 1_024)
+    print(
+        f"n = {n:>5,}: attention {a:>14,}, recurrent {r:>14,}, attention / recurrent = {a / r:.3g}"
+    )
+assert layer_costs(200, 1_024) == (40_960_000, 209_715_200) and 209_715_200 / 40_960_000 == 5.12
+assert len(set(layer_costs(1_024, 1_024))) == 1
+assert layer_costs(5_000, 1_024) == (25_600_000_000, 5_242_880_000)
+assert round(25_600_000_000 / 5_242_880_000, 2) == 4.88
 
 
 # %% [markdown] id="l1-30"
@@ -445,7 +452,14 @@ draw_attention(
     title="Bahdanau attention while reversing (one test sequence)",
 )
 ax.set(xlabel=f"source symbol (position 1 to {LENGTH})", ylabel="decoder step (symbol produced)")
-plt.show()
+offset = weights[0].argmax(dim=-1) - torch.arange(LENGTH - 2, -1, -1)  # 0: on the copied one
+on_it, after_it = int((offset == 0).sum()), int((offset == 1).sum())
+notebook.show(
+    "Heatmap of Bahdanau attention weights for one test sequence: decoder steps (rows, the "
+    f"symbol each produced) against source positions 1 to {LENGTH} (columns). The symbol each "
+    f"step copies lies on the anti-diagonal; the largest weight is on it at {on_it} of the "
+    f"{len(offset)} steps and on the symbol after it at {after_it}."
+)
 
 # measured by reversal.copy_focus over all 500 test sequences: step i predicts target position
 # i + 2 (1-based), a copy of source position LENGTH - 1 - i; where is its largest weight?
@@ -605,18 +619,28 @@ assert reference_attention_bytes(2_048, heads=8, layers=6, batch=32) == 24 * GiB
 #
 # A widely reprinted table says 128,000 tokens give 16,384,000,000 entries and "~64 GB" in float32. What is wrong with that row?
 #
-# - **a.** The entry count: 128,000² is not 16,384,000,000.
-# - **b.** The memory: 16,384,000,000 × 4 bytes is 65.5 GB (61.0 GiB); 64 GiB is exact for 131,072 = 128 × 1,024 tokens.
+# - **a.** The memory: 16,384,000,000 × 4 bytes is 65.5 GB (61.0 GiB); 64 GiB is exact for 131,072 = 128 × 1,024 tokens.
+# - **b.** The entry count: 128,000² is not 16,384,000,000.
 # - **c.** float32 takes 8 bytes per entry, so the row should say about 131 GB.
 # - **d.** The table ignores heads and layers; with them the row would say 64 GB.
 
 # %% id="l1-56"
 # BEGIN SOLUTION
-answer_1_7 = "b"
+answer_1_7 = "a"
 # END SOLUTION
 
 # %% id="l1-57"
 check("1.7", answer_1_7)
+
+# %% [markdown] id="l1-57a"
+# **The correction.** The entry count of the 128,000-token row, 16,384,000,000, is right, but at 4 bytes each it is **65.5 GB = 61.0 GiB**. "64" is exact only for **131,072 = 128 × 1,024** tokens: 17,179,869,184 entries, exactly 64 GiB. The cell below computes both figures.
+
+# %% id="l1-14"
+row, exact = memory[128_000], 4 * 131_072**2  # float32 bytes at 128,000 and 131,072 tokens
+print(f"128,000 tokens: {row:,} B = {row / 1e9:.1f} GB = {row / GiB:.1f} GiB")
+print(f"131,072 tokens: {131_072**2:,} entries, {exact:,} B = {exact / GiB:.0f} GiB")
+assert row == 65_536_000_000 and round(row / 1e9, 1) == 65.5 and round(row / GiB, 1) == 61.0
+assert 131_072 == 128 * 1_024 and exact == 64 * GiB
 
 # %% [markdown] id="l1-58"
 # ## Recap

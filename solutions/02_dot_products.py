@@ -29,6 +29,7 @@ from course_lib import notebook
 from course_lib.attention import scaled_dot_product_attention
 from course_lib.checks import check, hint
 from course_lib.experiments import score_scale
+from course_lib.figure_text import matrix_rows
 from course_lib.widgets.vectors import VectorExplorer, polar, readout, vector_pair
 
 notebook.start(seed=0)
@@ -199,7 +200,14 @@ for ax, matrix, title in zip(
     ax.set_yticks(range(3), words)
     ax.set(title=title, xlabel="key", ylabel="query")
 fig.colorbar(image, ax=axes[1:], shrink=0.8, label="dot product or cosine")
-plt.show()
+arrows = ", ".join(f"{word} ({x:g}, {y:g})" for word, (x, y) in zip(words, Q.tolist()))
+notebook.show(
+    f"Three panels. Left: the word vectors {arrows} as arrows from the origin. Middle: heatmap "
+    f"of the dot products QKᵀ, query rows against key columns in the order {', '.join(words)}: "
+    f"{matrix_rows(scores, words)}. Right: the cosine similarities: {matrix_rows(cosines, words)}. "
+    f"In dog's row the largest dot product is with {words[scores[1].argmax()]}, the largest "
+    f"cosine with {words[cosines[1].argmax()]}."
+)
 
 # %% [markdown] id="d4127bae"
 # > **Checked: the matrix as it is often printed.** A widely reprinted version of this example gives QKᵀ = [[1.25, 1.20, 0.10], [1.20, 1.17, 0.21], [0.10, 0.21, 0.73]] and reads its first row: cat is closest to itself. Every entry is right (asserted above). The first row is the flattering one, though: the second row shows that a raw dot product is not a similarity in the everyday sense, because it rewards length as well as direction.
@@ -250,6 +258,7 @@ sampled_ratio = (sampled[512].std() / sampled[4].std()).item()
 print(
     f"the standard deviation at d_k = 512 is {sampled_ratio:.1f}x that at d_k = 4 (√128 = {math.sqrt(128):.1f})"
 )
+assert abs(sampled_ratio - math.sqrt(128)) < 0.3  # the sampled ratio agrees with the argument
 
 # %% [markdown] id="056fb04b"
 # What that spread looks like. Left: the raw scores for both widths on the same axis; at d_k = 512 a score of ±20 is ordinary. Right: the same scores divided by √d_k, where both widths look alike. That division is the "Scale" step of lesson 3.
@@ -283,7 +292,14 @@ axes[1].set(title="Divided by √d_k (lesson 3)", xlabel="score / √d_k", ylabe
 for ax, corner in zip(axes, ("upper right", "upper left")):
     ax.set_ylim(0, 1.4 * ax.get_ylim()[1])  # headroom: the legend clear of the peaks
     ax.legend(loc=corner)
-plt.show()
+std = {d_k: x.numpy().std() for d_k, x in sampled.items()}  # as in the legends
+notebook.show(
+    f"Two histograms of {len(sampled[4]):,} random dot products q·k each, for d_k = 4 (solid) "
+    f"and d_k = 512 (dashed). Left, the raw scores: standard deviation {std[4]:.1f} at d_k = 4 "
+    f"and {std[512]:.1f} at d_k = 512, a curve {std[512] / std[4]:.0f} times as wide. Right, the "
+    f"scores divided by √d_k: standard deviations {std[4] / 2:.2f} and "
+    f"{std[512] / math.sqrt(512):.2f}, two curves of the same width."
+)
 
 beyond_8 = {d_k: (x.abs() > 8).float().mean().item() for d_k, x in sampled.items()}
 print(f"scores beyond ±8: {beyond_8[4]:.1%} at d_k = 4, {beyond_8[512]:.1%} at d_k = 512")
@@ -301,22 +317,22 @@ print(score_scale.EXPERIMENT.verify(spread, *spread))
 # Attention could measure closeness in other ways, for instance with the Euclidean distance |q − k|. Why does it use dot products?
 #
 # - **a.** Euclidean distance only makes sense in two or three dimensions.
-# - **b.** One matrix product, QKᵀ, gives every query-key score at once, which GPUs do very fast; a distance needs that same product plus the lengths, and "small = similar" is the opposite of what a softmax rewards.
+# - **b.** Dot products are never negative, so the softmax always receives positive scores.
 # - **c.** A dot product ignores the lengths of the vectors, so only their directions count.
-# - **d.** Dot products are never negative, so the softmax always receives positive scores.
+# - **d.** One matrix product, QKᵀ, gives every query-key score at once, which GPUs do very fast; a distance needs that same product plus the lengths, and "small = similar" is the opposite of what a softmax rewards.
 #
 # Set `answer_2_1` to a letter, for example `answer_2_1 = "a"`, and run the check. Every option has an explanation, so the check is worth running even when you are sure.
 
 # %% id="870360d3"
 # BEGIN SOLUTION
-answer_2_1 = "b"
+answer_2_1 = "d"
 # END SOLUTION
 
 # %% id="224b30ec"
 check("2.1", answer_2_1)
 
 # %% [markdown] id="da73ab7a"
-# The identity behind option (b), on the worked example: the squared distances are the lengths squared minus twice QKᵀ, so a distance costs the same matrix product and then some. The paper adds (§3.2.1) that dot-product attention is faster and more memory-efficient in practice than the older additive attention, because it runs on highly optimised matrix-multiplication code.
+# The identity behind option (d), on the worked example: the squared distances are the lengths squared minus twice QKᵀ, so a distance costs the same matrix product and then some. The paper adds (§3.2.1) that dot-product attention is faster and more memory-efficient in practice than the older additive attention, because it runs on highly optimised matrix-multiplication code.
 
 # %% id="c012c089"
 squared_lengths = (Q**2).sum(dim=-1, keepdim=True)  # (3, 1)
@@ -356,17 +372,17 @@ assert ref_dot == -8 and abs(ref_cos + 0.467) < 5e-4 and abs(ref_angle - 117.8) 
 
 
 # %% [markdown] id="21c7fd8d"
-# ### ✏️ 2.3 Extend: the variance of q·k
+# ### ✏️ 2.3 Extend: the variance of q·k at two new widths
 #
-# First the argument, in the cell below: show that Var(q·k) = d_k when the components of q and k are independent with mean 0 and variance 1. Then measure it: draw 20,000 random pairs (q, k) with `torch.randn` at d_k = 4 and at d_k = 512, and compute the sample variances of q·k, `var_4` and `var_512`, and how many times larger the standard deviation is at 512 than at 4, `std_ratio`.
+# Section 4 measured d_k = 4 and d_k = 512. Take two widths it did not measure: d_k = 3, as narrow as the vectors of exercise 2.2, and d_k = 768. First predict, in the cell below, what the argument of section 4 says you will find, and carry the argument one step further. Then measure: draw 20,000 random pairs (q, k) with `torch.randn` at d_k = 3 and at d_k = 768, and compute the sample variances of q·k, `var_3` and `var_768`, and how many times larger the standard deviation is at 768 than at 3, `std_ratio`.
 #
 # *What you may use:* anything but `course_lib`'s reference code.
 
 # %% [markdown] id="a27d17a7" tags=["free-text"]
-# **Your answer:** why is Var(q·k) = d_k, and what does it mean for d_k = 512 compared with d_k = 4?
+# **Your answer:** before you measure, what values do you expect for `var_3`, `var_768` and `std_ratio`? And if every component of q and k had variance σ² instead of 1 (still mean 0, still independent), what would Var(q·k) be, and would dividing by √d_k still bring it back to 1?
 #
 # <!-- BEGIN SOLUTION -->
-# *Model answer.* q·k = Σᵢ qᵢkᵢ is a sum of d_k terms. Each term has mean E[qᵢ]E[kᵢ] = 0 (independence), so its variance is E[qᵢ²kᵢ²] = E[qᵢ²]E[kᵢ²] = 1 · 1 = 1. The terms are independent of each other, so the variance of their sum is the sum of their variances: d_k. The standard deviation is √d_k: 2 at d_k = 4 and 22.6 at d_k = 512, about 11 times larger. Raw scores in wide vectors are therefore far more extreme, and a softmax over them is close to one-hot; dividing by √d_k brings the variance back to 1.
+# *Model answer.* Var(q·k) = d_k predicts about 3 and about 768, so standard deviations of √3 ≈ 1.73 and √768 ≈ 27.7, and `std_ratio` = √(768/3) = √256 = 16; the measured values scatter around these by a percent or two. With components of variance σ², each term qᵢkᵢ still has mean 0, and its variance is E[qᵢ²]E[kᵢ²] = σ² · σ² = σ⁴; the d_k independent terms add up to Var(q·k) = σ⁴·d_k, a standard deviation of σ²√d_k. Dividing by √d_k then leaves a variance of σ⁴, which is 1 only when σ = 1: the scaling of lesson 3 assumes components of about unit variance.
 # <!-- END SOLUTION -->
 
 # %% id="6888055f"
@@ -376,32 +392,39 @@ def dot_variance(d_k, n=20_000):
     return (q * k).sum(dim=-1).var().item()  # one dot product per row, then the variance
 
 
-var_4, var_512 = dot_variance(4), dot_variance(512)
-std_ratio = math.sqrt(var_512 / var_4)
+var_3, var_768 = dot_variance(3), dot_variance(768)
+std_ratio = math.sqrt(var_768 / var_3)
 # END SOLUTION
 
 # %% id="b8450d46"
-check("2.3", var_4, var_512, std_ratio)
+check("2.3", var_3, var_768, std_ratio)
 
 # %% [markdown] id="811c033c"
-# Section 4 measured the same with 200,000 pairs; from the argument alone, the standard deviations are √4 and √512, and their ratio is √(512/4) = √128:
+# From the argument alone, the standard deviations are √3 ≈ 1.73 and √768 ≈ 27.7, and their ratio is √(768/3) = √256 = 16. The reference measures it as section 4 did, with 200,000 pairs at each width:
 
 # %% id="c3702366"
-roots = f"√4 = {math.sqrt(4):.0f}, √512 = {math.sqrt(512):.1f}, √128 = {math.sqrt(128):.2f}"
-print(f"{roots}; section 4 measured {sampled_ratio:.2f}")
-assert abs(sampled_ratio - math.sqrt(128)) < 0.3  # the sampled ratio agrees with the argument
+g = torch.Generator().manual_seed(1)  # draws of its own, whatever the exercise drew
+new_widths = {d_k: sample_dots(d_k, n=200_000, generator=g) for d_k in (3, 768)}
+for d_k, x in new_widths.items():
+    print(
+        f"d_k = {d_k:>3}: variance {x.var():7.2f}, standard deviation {x.std():5.2f} (√d_k = {math.sqrt(d_k):.2f})"
+    )
+new_ratio = (new_widths[768].std() / new_widths[3].std()).item()
+print(f"ratio of the standard deviations {new_ratio:.2f} (√256 = {math.sqrt(256):.0f})")
+assert all(abs(x.var().item() / d_k - 1) < 0.03 for d_k, x in new_widths.items())
+assert abs(new_ratio - 16) < 0.4  # 16 = √(768 / 3), within many standard errors
 
 # %% [markdown] id="7d6cf8ff"
 # ## 6. Labs
 #
 # ### ✏️ 2.4 (L2.A) The variance against d_k, on log-log axes
 #
-# If Var(q·k) = d_k, then log Var = log d_k: on log-log axes the points lie on a line of slope 1. For each d_k in `dims`, estimate the variance from 20,000 random pairs (collect them in `dot_variances`, one per d_k), then fit a line to (log d_k, log variance) and keep its slope, `loglog_slope`. `np.polyfit` fits lines.
+# Two widths at a time show that the variance grows; a line through several shows how fast. A power law Var = c·d_kᵖ is a straight line of slope p on log-log axes, since log Var = log c + p·log d_k. For each d_k in `dims`, estimate the variance from 20,000 random pairs (collect them in `dot_variances`, one per d_k), then fit a line to (log d_k, log variance) and keep its slope, `loglog_slope`. `np.polyfit` fits lines. Which slope does the argument of section 4 predict?
 #
 # *What you may use:* anything but `course_lib`'s reference code.
 
 # %% id="87e7acc7"
-dims = [1, 4, 64, 512]
+dims = [1, 8, 64, 256]
 # BEGIN SOLUTION
 dot_variances = []
 for d_k in dims:
@@ -433,7 +456,12 @@ ax.set(
 )
 ax.set_xticks(all_dims[::3], [str(d) for d in all_dims[::3]])
 ax.legend()
-plt.show()
+notebook.show(
+    "Scatter plot on log-log axes: the variance of q·k, each from 20,000 random pairs, against "
+    f"d_k = {all_dims[0]}, {all_dims[1]}, {all_dims[2]}, ..., {all_dims[-1]}, with a dashed fitted "
+    f"line of slope {fit_slope:.2f}. The points run from {measured[0]:.2f} to {measured[-1]:.0f}: "
+    "the variance grows in proportion to d_k."
+)
 
 ratio_64 = measured[all_dims.index(64)] / measured[0]
 print(f"slope {fit_slope:.3f}; Var at d_k = 64 / Var at d_k = 1 = {ratio_64:.0f}")
@@ -441,14 +469,14 @@ growth = score_scale.growth_measures(all_dims, measured)
 print(score_scale.EXPERIMENT.verify(growth, *growth))
 
 # %% [markdown] id="27ac0ef6"
-# ### ✏️ 2.5 (L2.B) The worked example in one line
+# ### ✏️ 2.5 (L2.B) Three new words in one line
 #
-# Redo section 2 with numpy: the cell below puts the three word vectors in `Q` (K is the same matrix). Compute `qk_scores` = QKᵀ in one line, then the matrix of cosine similarities `qk_cosines`. Both are 3 × 3.
+# Redo section 2 with numpy for three other words, tea, coffee and bread: the cell below puts their vectors in `Q` (K is the same matrix). Compute `qk_scores` = QKᵀ in one line, then the matrix of cosine similarities `qk_cosines`. Both are 3 × 3.
 #
 # *What you may use:* anything but `course_lib`'s reference code.
 
 # %% id="f1d847ae"
-Q = np.array([[1.0, 0.5], [0.9, 0.6], [-0.3, 0.8]])  # cat, dog, car
+Q = np.array([[0.7, 0.3], [1.2, 0.6], [0.1, 0.9]])  # tea, coffee, bread
 K = Q
 # BEGIN SOLUTION
 qk_scores = Q @ K.T
@@ -460,21 +488,29 @@ qk_cosines = qk_scores / (lengths * lengths.T)
 check("2.5", qk_scores, qk_cosines)
 
 # %% [markdown] id="38611df1" tags=["free-text"]
-# **Your answer:** in the dog row, which word gets the highest dot product, and which the highest cosine? Why do they differ, and which would you want attention to use?
+# **Your answer:** in the tea row, which word gets the highest dot product, and which the highest cosine? Why do they differ, and which would you want attention to use?
 #
 # <!-- BEGIN SOLUTION -->
-# *Model answer.* The dot product ranks cat first (1.20, against 1.17 for dog itself), because dog·cat = |dog| |cat| cos θ and cat is longer (1.118 against 1.082) while the angle between them is only about 7°. The cosine divides the lengths out and ranks dog itself first (1.000), then cat (0.992). Neither is "wrong": the cosine compares directions only, while the dot product lets a vector's length act as emphasis. Attention uses the dot product, and since the vectors are learned, the model can use length on purpose: a longer key is louder, for every query that points its way.
+# *Model answer.* The dot product ranks coffee first (1.02, against 0.58 for tea itself), because tea·coffee = |tea| |coffee| cos θ and coffee is much longer (1.342 against 0.762) while the angle between them is only about 3°. The cosine divides the lengths out and ranks tea itself first (1.000), then coffee (0.998). Neither is "wrong": the cosine compares directions only, while the dot product lets a vector's length act as emphasis. Attention uses the dot product, and since the vectors are learned, the model can use length on purpose: a longer key is louder, for every query that points its way.
 # <!-- END SOLUTION -->
 
 # %% [markdown] id="099f38b3"
-# The reference, computed with torch from the same three vectors, against the numbers quoted for this example:
+# The reference, computed with torch from the same three vectors:
 
 # %% id="a4f9ccc0"
-words_t = torch.tensor([[1.0, 0.5], [0.9, 0.6], [-0.3, 0.8]], dtype=torch.float64)
-reference = (words_t @ words_t.T).numpy()
-print("QKᵀ =\n", reference.round(2))
-assert np.allclose(reference, [[1.25, 1.20, 0.10], [1.20, 1.17, 0.21], [0.10, 0.21, 0.73]])
-assert reference[1, 0] > reference[1, 1]
+new_words = ["tea", "coffee", "bread"]
+words_t = torch.tensor([[0.7, 0.3], [1.2, 0.6], [0.1, 0.9]], dtype=torch.float64)
+reference = words_t @ words_t.T
+reference_cosines = F.cosine_similarity(words_t[:, None], words_t[None], dim=-1)
+print("QKᵀ =\n", reference.numpy().round(2))
+print("cosines =\n", reference_cosines.numpy().round(3))
+assert np.allclose(reference, [[0.58, 1.02, 0.34], [1.02, 1.80, 0.66], [0.34, 0.66, 0.82]])
+assert (
+    new_words[reference[0].argmax()] == "coffee"
+    and new_words[reference_cosines[0].argmax()] == "tea"
+)
+assert abs(reference_cosines[0, 1] - 0.998) < 5e-4
+assert abs(math.degrees(math.acos(reference_cosines[0, 1])) - 3.4) < 0.05
 
 # %% [markdown] id="e35a43ff"
 # ## Recap

@@ -263,27 +263,32 @@ print(
 #
 # Compare two ways of getting h views of the sequence at d_model = 512:
 #
-# - **split heads** (the paper): h heads of width d_k = 512/h. The Q, K, V projections together hold 3 × 512 × 512 weights whatever h is, and W^O is 512 × 512. Each head's scores cost T²·d_k multiply-adds, so all heads together cost T²·512, as one head of width 512 would.
-# - **full-width heads**: h heads of width 512 each. Every projection is h times larger (h × 512 × 512), W^O grows to (h·512) × 512, and the scores cost h times as much.
+# - **split heads** (the paper): h heads of width d_k = 512/h. Each head's W^Q_i, W^K_i, W^V_i are 512 × d_k, so the h heads together have the projections of one head of width 512, whatever h is, and W^O takes back h·d_k = 512 features. Each head's scores cost T²·d_k multiply-adds, so all heads together cost T²·512, as one head of width 512 would.
+# - **full-width heads**: h heads of width 512 each. Every projection is h times larger, W^O takes h·512 features instead of 512, and the scores cost h times as much.
 #
-# The cell counts both for a sentence of T = 50 tokens.
+# The cell counts both for a sentence of T = 50 tokens, as multiples of one head of width 512. (Exercise 4.2 asks for the number of weights itself.)
 
 # %% id="a96fcc6a"
 D, T = 512, 50
-print(
-    f"{'h':>3} {'d_k':>4} {'split: weights':>15} {'split: score MACs':>18} {'full-width: weights':>20} {'full-width: score MACs':>23}"
-)
+
+
+def cost(h, width):
+    """(weights, score multiply-adds) of h heads of the given width at d_model = D."""
+    weights = 3 * h * D * width + h * width * D  # W^Q, W^K, W^V of every head, and W^O
+    return weights, h * T * T * width  # the scores: Q Kᵀ in every head
+
+
+one_head = cost(1, D)
+print(f"{'':>8} {'split heads':>21} {'full-width heads':>21}")
+print(f"{'h':>3} {'d_k':>4} {'weights':>10} {'scores':>10} {'weights':>10} {'scores':>10}")
 for h in (1, 2, 4, 8, 16, 32, 64):
-    d_k = D // h
-    split = (3 * h * D * d_k + h * d_k * D, h * T * T * d_k)  # W^Q,K,V of all heads + W^O; QKᵀ
-    full = (3 * h * D * D + h * D * D, h * T * T * D)
-    print(f"{h:>3} {d_k:>4} {split[0]:>15,} {split[1]:>18,} {full[0]:>20,} {full[1]:>23,}")
-    assert split == (4 * D * D, T * T * D)
-    if h == 8:
-        assert full == (8_388_608, 8 * T * T * D) and split[0] == 1_048_576
+    split, full = cost(h, D // h), cost(h, D)
+    times = [f"{c / one:g}×" for c, one in zip(split + full, one_head + one_head)]
+    print(f"{h:>3} {D // h:>4} " + " ".join(f"{t:>10}" for t in times))
+    assert split == one_head and full == (h * one_head[0], h * one_head[1])
 
 # %% [markdown] id="ff7d41b4"
-# Splitting keeps the weights at 4 × 512² = 1,048,576 and the score work at T²·512 for every h; full-width heads pay 8× both at h = 8 (8,388,608 weights). The same dimensions are divided into parallel subspaces instead of new parameters being added. (W^V and the weighted sum of the values, softmax·V, behave the same way.)
+# Splitting keeps both the weights and the score work at those of one head of width 512, for every h; full-width heads pay h times both, 8 times at h = 8. The same dimensions are divided into parallel subspaces instead of new parameters being added. (W^V and the weighted sum of the values, softmax·V, behave the same way.)
 #
 # The flip side: as h grows, each head gets fewer dimensions. The paper's Table 3 (rows A, English-German development set, with the amount of computation held constant) measured:
 #
@@ -376,7 +381,17 @@ for row, (label, weights) in enumerate(
         )
 fig.colorbar(mesh, ax=axes, shrink=0.6, label="mean attention weight")
 fig.suptitle("Mean attention per head over 1,000 sequences: random at first, then two specialists")
-plt.show()
+at_start = max(per_head.max().item() for per_head in relations_init.values())
+trained = {relation: per_head.max().item() for relation, per_head in relations_trained.items()}
+notebook.show(
+    f"Eight heatmaps of mean attention weights over {len(weights_init):,} sequences, query "
+    f"position (rows) against key position (columns), {positions[0]} to {positions[-1]}, one per "
+    f"head. Top row, the {weights_init.shape[1]} heads at initialisation: none puts a mean weight "
+    f"of more than {at_start:.2f} on the previous or the first position. "
+    f"Bottom row, after training: one head puts a mean weight of {trained['previous']:.1f} on the "
+    "previous position (a line just below the diagonal), another one of "
+    f"{trained['first']:.1f} on the first (a bright first column)."
+)
 
 # %% [markdown] id="7a1008ff"
 # ## 6. Explore: every head, one sequence at a time
@@ -417,22 +432,22 @@ explorer
 # Why give each head d_k = d_model/h dimensions instead of all d_model?
 #
 # - **a.** The softmax only works on vectors of up to 64 dimensions.
-# - **b.** It keeps the projection sizes and the attention arithmetic about equal to one full-width head, so the extra views are almost free; full-width heads would cost about h times as much.
+# - **b.** Full-width heads would all learn the same pattern; the cost would be the same either way.
 # - **c.** It gives each head more parameters than a single head would have.
-# - **d.** Full-width heads would all learn the same pattern; the cost would be the same either way.
+# - **d.** It keeps the projection sizes and the attention arithmetic about equal to one full-width head, so the extra views are almost free; full-width heads would cost about h times as much.
 #
 # Set `answer_4_1` to a letter and run the check.
 
 # %% id="4767627c"
 # BEGIN SOLUTION
-answer_4_1 = "b"
+answer_4_1 = "d"
 # END SOLUTION
 
 # %% id="cbedddf0"
 check("4.1", answer_4_1)
 
 # %% [markdown] id="7aaaf80c"
-# Section 4's table is the reference: with split heads the weights stay at 1,048,576 for every h at d_model = 512; full-width heads at h = 8 would need 8,388,608.
+# Section 4 compared the two designs as multiples of one head of width 512. Now count the weights themselves.
 #
 # ### ✏️ 4.2 Apply: count the weights
 #
@@ -451,7 +466,7 @@ total_with_bias = total_weights + 4 * 512  # a bias of 512 on each of the four p
 check("4.2", total_weights, total_with_bias)
 
 # %% [markdown] id="d5d1e12f"
-# The reference, counted on `course_lib`'s module: head i's W^Q_i is a 512 × 64 slice of the big 512 × 512 map, so the eight slices hold exactly the big map's 262,144 weights.
+# The reference, counted on `course_lib`'s module: head i's W^Q_i is a 512 × 64 slice of the big 512 × 512 map, so the eight slices hold exactly the big map's 262,144 weights. The last line counts full-width heads at h = 8 for comparison: eight heads of width 512, eight times the weights of one.
 
 # %% id="257155bb"
 for bias, expected in ((False, 1_048_576), (True, 1_050_624)):
@@ -459,20 +474,23 @@ for bias, expected in ((False, 1_048_576), (True, 1_050_624)):
     print(f"bias={bias!s:>5}: {counted:,} parameters")
     assert counted == expected
 assert 8 * (512 * 64) == 512 * 512 == 262_144
+full_width = 8 * count_parameters(MultiHeadAttention(512, 1, bias=False))["total"]
+print(f"full-width heads, h = 8: {full_width:,} weights")
+assert full_width == 8_388_608
 
 # %% [markdown] id="4c806660"
 # ### ✏️ 4.3 Extend: too many heads
 #
 # With d_model fixed at 512, why does quality drop when h becomes large (h = 32 scored below h = 8 and 16 in the paper)?
 #
-# - **a.** Each extra head adds another 4·d_model² parameters, and the model overfits.
-# - **b.** d_k = d_model/h shrinks (16 at h = 32, 8 at h = 64): each head compares queries and keys in a very low-dimensional space, too crude to tell fine relations apart, so heads become noisy or redundant.
+# - **a.** d_k = d_model/h shrinks (16 at h = 32, 8 at h = 64): each head compares queries and keys in a very low-dimensional space, too crude to tell fine relations apart, so heads become noisy or redundant.
+# - **b.** Each extra head adds another 4·d_model² parameters, and the model overfits.
 # - **c.** The cost of attention grows as h², so the model trains too slowly.
 # - **d.** A softmax cannot be spread over more than 16 heads.
 
 # %% id="a334cef6"
 # BEGIN SOLUTION
-answer_4_3 = "b"
+answer_4_3 = "a"
 # END SOLUTION
 
 # %% id="65b8cf2e"

@@ -205,18 +205,18 @@ assert torch.allclose(ratios, torch.full_like(ratios, 10000 ** (2 / 512)))  # ge
 #
 # **Relative schemes** change attention itself instead of the input. RoPE rotates the queries and keys by position-dependent angles (the rotation of section 4, applied inside the dot product), so positions enter q·k only through the distance between the two tokens; ALiBi subtracts from each score a penalty proportional to that distance. They cope better with long inputs, and modern large language models mostly use RoPE.
 #
-# **Embedding scaling.** Before the encoding is added, the token embeddings are multiplied by √d_model (22.63 at d_model = 512). The usual explanation: it keeps the content from being swamped by the position signal. That holds when the embedding weights start small, with standard deviation about 1/√d_model, as when they are shared with the output layer as in the paper. PyTorch's `nn.Embedding` starts at N(0, 1), and then the factor makes the content about 32 times larger than the position signal, whose entries have RMS 1/√2 ≈ 0.707. Lab 5.6 measures both cases.
+# **Embedding scaling.** Before the encoding is added, the token embeddings are multiplied by √d_model. The usual explanation: it keeps the content from being swamped by the position signal. That holds when the embedding weights start small, with standard deviation about 1/√d_model, as when they are shared with the output layer as in the paper. PyTorch's `nn.Embedding` starts at N(0, 1) instead: how large is the scaled content then, next to the position signal? Lab 5.6 measures both cases, and the cell after it gives the reference.
 
 # %% [markdown] id="5bb4ba96"
 # ## 6. Explore: the positional-encoding explorer
 #
 # Four views of the same table:
 # - **top left**, the table itself, one row per position (the white line marks the current position). The left columns flicker, the right ones are almost constant: fast dimensions first.
-# - **top right**, the dimensions you choose in the *waves* menu drawn over the positions, with their wavelength λ. The dots are the table's values at whole positions; the circled ones are at the current position.
+# - **top right**, the waves you choose drawn over the positions, with their wavelength λ: pick a dimension on the *wave dimension* slider (its readout says sin or cos and the wavelength), then press *add wave* or *remove wave*; every wave drawn is listed under the buttons, at most 6 at a time. The dots are the table's values at whole positions; the circled ones are at the current position.
 # - **bottom left**, PE_i · PE_j / (d_model/2) for every pair of positions. Every diagonal is one colour: the similarity depends only on |i − j|. The title prints the largest change along any diagonal.
 # - **bottom right**, PE(pos + k) (circles) and R_k · PE(pos) (crosses) in every dimension, with the largest difference printed: float32 round-off, whatever the position, the offset k or d_model.
 #
-# Try: a small d_model (8) and a large one (512); move the position and watch only the fast waves' circles jump; pick dimensions 0, 1 (a sin and its cos) and a high one. *Save PNG* writes the current picture to this notebook's folder.
+# Try: a small d_model (8) and a large one (512); move the position and watch only the fast waves' circles jump; add dimensions 0 and 1 (a sin and its cos) and a high one. *Save PNG* writes the current picture to this notebook's folder.
 
 # %% id="36e66b60" tags=["nbval-ignore-output"]
 explorer = PEExplorer()
@@ -462,7 +462,15 @@ fig.colorbar(image, ax=ax_table, label="PE value")
 image = ax_sim.imshow(similarity_64, cmap="cividis")
 ax_sim.set(title="PE_i · PE_j: constant along diagonals", xlabel="position j", ylabel="position i")
 fig.colorbar(image, ax=ax_sim, label="dot product")
-plt.show()
+sign_changes = (table_64[1:] * table_64[:-1] < 0).sum(dim=0).tolist()  # down each column
+notebook.show(
+    f"Two heatmaps. Left: the positional-encoding table, {len(table_64)} positions (rows) by "
+    f"{table_64.shape[1]} dimensions (columns), values from -1 to 1, in waves that slow from left "
+    f"to right: down the positions the first column changes sign {sign_changes[0]} times, the "
+    f"last sine column {sign_changes[-2]} times. Right: PE_i · PE_j for every pair of positions, "
+    f"{similarity_64[0, 0]:.0f} on the main diagonal (d_model/2) and constant along every "
+    f"diagonal, {similarity_64.min():.1f} at the lowest."
+)
 
 spreads = [
     (similarity_64.diagonal(k).max() - similarity_64.diagonal(k).min()).item() for k in range(100)

@@ -232,8 +232,14 @@ ax.set(
     xlabel="hidden unit (d_ff = 256)",
     ylabel="position",
 )
-plt.show()
 per_position = active.float().mean(dim=1)
+notebook.show(
+    f"Grid of {active.shape[0]} positions (rows) by {active.shape[1]} hidden units (columns), "
+    f"light where the ReLU unit is active: {active.float().mean():.0%} of the cells, between "
+    f"{per_position.min():.0%} and {per_position.max():.0%} per position. Which units are "
+    f"active changes from row to row: {int(active.all(dim=0).sum())} units are active at every "
+    f"position, {int((~active).all(dim=0).sum())} at none."
+)
 print("fraction active per position:", per_position.numpy().round(2))
 print(
     f"units active at every position: {int(active.all(dim=0).sum())}, at none: {int((~active).all(dim=0).sum())}"
@@ -290,8 +296,8 @@ explorer
 #
 # Which statement says best why every Transformer layer follows attention with a feed-forward network?
 #
-# - **a.** The FFN lets the positions exchange information, which attention alone cannot do.
-# - **b.** For fixed weights, attention outputs weighted averages of the value vectors, a linear mix that stays inside their convex hull; the FFN adds a non-linearity and a wider hidden layer at every position, so the layer can compute new features.
+# - **a.** For fixed weights, attention outputs weighted averages of the value vectors, a linear mix that stays inside their convex hull; the FFN adds a non-linearity and a wider hidden layer at every position, so the layer can compute new features.
+# - **b.** The FFN lets the positions exchange information, which attention alone cannot do.
 # - **c.** The FFN keeps the activations at a steady scale from layer to layer.
 # - **d.** Attention has no learnable parameters, so the FFN is where the layer learns.
 #
@@ -299,7 +305,7 @@ explorer
 
 # %% id="30905067"
 # BEGIN SOLUTION
-answer_6_1 = "b"
+answer_6_1 = "a"
 # END SOLUTION
 
 # %% id="1620f387"
@@ -490,7 +496,12 @@ for (name, losses), style in zip(curves.items(), ("-", "--")):
 ax.axhline(2.3026, color="gray", linestyle=":", label="chance, ln 10")
 ax.set(title="12 layers, lr 3e-3, no warm-up", xlabel="step", ylabel="training loss")
 ax.legend()
-plt.show()
+ends = ", ".join(f"{name} {norm_placement.tail(losses):.2f}" for name, losses in curves.items())
+notebook.show(
+    f"Line chart: training loss over {len(curves['pre-norm'])} steps of two 12-layer stacks at "
+    "learning rate 3e-3 without warm-up, post-norm (solid) and pre-norm (dashed), with the "
+    f"chance level ln 10 dotted. Mean loss of the last 20 steps: {ends}."
+)
 
 # %% id="bb5f8432"
 measured = norm_placement.summarize(curves["post-norm"], curves["pre-norm"])

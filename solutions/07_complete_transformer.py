@@ -35,6 +35,7 @@ from course_lib.decoding import greedy_decode
 from course_lib.evaluation import corpus_bleu, exact_match, translate
 from course_lib.experiments import linear_probe
 from course_lib.experiments import translator as translator_claims
+from course_lib.figure_text import describe_attention
 from course_lib.layers import LayerNorm
 from course_lib.masks import causal_mask, padding_mask, target_mask
 from course_lib.model import (
@@ -227,7 +228,14 @@ for ax, (mask, rows, cols, title) in zip(axes, panels):
     ax.set(title=title, xlabel="key", ylabel="query")
 fig.suptitle("Masks: ✓ = may attend, × = hidden")
 plt.tight_layout()
-plt.show()
+allowed_pairs = "; ".join(
+    f"{title}, {int(mask.sum())} of {mask.numel()} pairs allowed" for mask, _, _, title in panels
+)
+notebook.show(
+    "Three grids of query (rows) against key (columns), ✓ where a query may attend to a key and "
+    f"× where the key is hidden: {allowed_pairs}. Padding hides the columns of <pad> keys, the causal "
+    "mask everything right of the diagonal."
+)
 assert src_mask[1, 0, 0].tolist() == [True, True, False, False, False]
 assert torch.equal(tgt_mask[0, 0], causal_mask(6))
 assert tgt_mask[1, 0, 2].tolist() == [True, True, True, False, False, False]
@@ -260,7 +268,7 @@ assert 40_500 < vocab_for_65m < 41_000
 # - **Base, shared: 63,082,632**, where the paper says 65M. The paper gives no breakdown. Its vocabulary was "about 37000" tokens: each extra 1,000 tokens adds 512,000 parameters, so about 40,700 tokens (computed above) would give 65M; rounding and counting conventions may also play a part.
 # - **Base, three separate matrices: 100,970,632**, what a popular PyTorch version of the model counts, because it does not share the embeddings and the output layer: two 37,000 × 512 embeddings plus a 512 × 37,000 output layer with biases.
 # - **Big: 214,208,648**, close to the paper's 213M.
-# - The encoder alone, weight matrices only (no biases, no layer norms), is the exercise below: 6 × (4 × 512 × 512 + 2 × 512 × 2048) = **18,874,368**.
+# - Counting an encoder's weight matrices by hand (no biases, no layer norms) is exercise 7.2 below, for one of the paper's variants.
 #
 # > **Errata: a popular parameter table.** A widely reprinted table gives 4 × 512 × 512 per attention block and 2 × 512 × 2048 per feed-forward network: weights only. The code printed beside it gives its feed-forward networks biases (2,099,712 parameters per block, not 2,097,152) but not its attention, and it builds the base model with separate embeddings and output layer, hence 100,970,632 rather than the paper's 65M.
 
@@ -272,12 +280,6 @@ print(
     f"one feed-forward network with biases: {ffn_with_biases:,} (weights only: {2 * 512 * 2048:,})"
 )
 assert ffn_with_biases == 2_099_712
-weight_matrices = 6 * (4 * 512 * 512 + 2 * 512 * 2048)
-c = TransformerConfig(attention_bias=False)
-with torch.device("meta"):
-    encoder_matrices = sum(p.numel() for p in Encoder(c).parameters() if p.dim() == 2)
-print(f"encoder weight matrices: {encoder_matrices:,}")
-assert weight_matrices == encoder_matrices == 18_874_368
 
 # %% [markdown] id="c4495e87"
 # ## 4. Training
@@ -302,19 +304,21 @@ for step, expected in table.items():
     print(f"step {step:>7,}: {lr:.3e}")
     assert abs(lr - expected) < 1e-3 * expected
 steps = range(1, 20_001)
+paper_lr = [warmup_inverse_sqrt(s, 512, 4000) for s in steps]
+lesson_lr = [warmup_inverse_sqrt(s, 64, RECIPE.warmup) for s in steps]
 fig, ax = plt.subplots(figsize=(6, 3))
-ax.plot(
-    steps, [warmup_inverse_sqrt(s, 512, 4000) for s in steps], label="d_model 512, warmup 4,000"
-)
-ax.plot(
-    steps,
-    [warmup_inverse_sqrt(s, 64, RECIPE.warmup) for s in steps],
-    "--",
-    label=f"this lesson: d_model 64, warmup {RECIPE.warmup}",
-)
+ax.plot(steps, paper_lr, label="d_model 512, warmup 4,000")
+ax.plot(steps, lesson_lr, "--", label=f"this lesson: d_model 64, warmup {RECIPE.warmup}")
 ax.set(title="The warmup schedule (Eq. 3)", xlabel="step", ylabel="learning rate", yscale="log")
 ax.legend()
-plt.show()
+peak = {name: max(zip(lr, steps)) for name, lr in (("paper", paper_lr), ("lesson", lesson_lr))}
+notebook.show(
+    f"Line chart, log scale: the learning rate of Eq. 3 against step, {steps[0]} to "
+    f"{steps[-1]:,}. With d_model 512 and warmup 4,000 it rises to {peak['paper'][0]:.1e} at "
+    f"step {peak['paper'][1]:,} and then falls as 1/√step, to {paper_lr[-1]:.1e}. This lesson's "
+    f"schedule (d_model 64, warmup {RECIPE.warmup}) peaks at {peak['lesson'][0]:.1e} at step "
+    f"{peak['lesson'][1]:,} and falls to {lesson_lr[-1]:.1e}."
+)
 
 # %% [markdown] id="f00d4e28"
 # The paper's 4,000 warmup steps would not even reach the peak in the few seconds this lesson trains for, so it uses 100; with d_model = 64 the peak is higher too, since it scales as d_model^−0.5 · warmup^−0.5.
@@ -360,7 +364,12 @@ if history is not None:
     ax_lr.plot(history.step, history.lr)
     ax_lr.set(title="Learning rate", xlabel="step", ylabel="lr")
     plt.tight_layout()
-    plt.show()
+    top_lr, top_step = max(zip(history.lr, history.step))
+    notebook.show(
+        f"Two line charts against training step, {history.step[0]} to {history.step[-1]}. Left, "
+        f"the label-smoothed cross-entropy, from {history.loss[0]:.2f} to {history.loss[-1]:.2f}. "
+        f"Right, the learning rate, rising to {top_lr:.1e} at step {top_step} and then decaying."
+    )
     losses = translator_claims.loss_measures(history)
     print(translator_claims.EXPERIMENT.verify(losses, *losses))
     K, eps = len(tgt_vocab), RECIPE.smoothing
@@ -478,7 +487,8 @@ draw_attention(
     ax, cross, apple.written, apple.source, title="Cross-attention, last layer, heads averaged"
 )
 ax.set(xlabel="English source (keys)", ylabel="French being written (queries)")
-plt.show()
+what = "the last decoder layer's cross-attention weights, heads averaged"
+notebook.show(describe_attention(cross, apple.written, apple.source, what=what))
 aligned = alignment(apple.cross[-1], apple.written, apple.source)
 print(
     " ".join(apple.written[:-1]),
@@ -517,7 +527,7 @@ print(
 assert torch.equal(probs.argmax(dim=-1), tf_labels)
 
 # %% [markdown] id="61d7f04b"
-# **The explorer.** Every map of three sentences: encoder self-attention, decoder self-attention (causal: the upper triangle is empty) and cross-attention, in the one layer of each stack; pick a head in the menu. Compare the heads: some track the previous word, some the noun of the phrase.
+# **The explorer.** Every map of three sentences: encoder self-attention, decoder self-attention (causal: the upper triangle is empty) and cross-attention, in the one layer of each stack; pick a sentence, a kind of attention and a head with the buttons. Compare the heads: some track the previous word, some the noun of the phrase.
 
 # %% id="cc4ea797" tags=["nbval-ignore-output"]
 examples = model_examples(
@@ -530,11 +540,11 @@ examples = model_examples(
     src_vocab,
     tgt_vocab,
 )
-explorer = AttentionExplorer(examples)
 last_layer = len(model.decoder.layers)
-names = [example.name for example in examples]
-explorer.example_select.value = names.index(
-    f"i eat the red apple · cross-attention · layer {last_layer}"
+explorer = AttentionExplorer(
+    examples,
+    facets=("sentence", "attention", "layer"),  # the parts of each map's name
+    example=f"i eat the red apple · cross-attention · layer {last_layer}",
 )
 explorer
 
@@ -577,13 +587,13 @@ assert round(convs2s_flops / base_flops) == 3 and round(gnmt_flops / base_flops)
 # Which list gives the decoder's sub-layers in order, and names the one that links the decoder to the encoder?
 #
 # - **a.** self-attention, feed-forward network, cross-attention; the feed-forward network links the two.
-# - **b.** masked self-attention, cross-attention, feed-forward network; cross-attention links the two.
+# - **b.** masked self-attention, feed-forward network, cross-attention; the mask opens the path to the encoder.
 # - **c.** cross-attention, masked self-attention, feed-forward network; masked self-attention links the two.
-# - **d.** masked self-attention, feed-forward network, cross-attention; the mask opens the path to the encoder.
+# - **d.** masked self-attention, cross-attention, feed-forward network; cross-attention links the two.
 
 # %% id="5a332cb7"
 # BEGIN SOLUTION
-answer_7_1 = "b"
+answer_7_1 = "d"
 # END SOLUTION
 
 # %% id="dafd0dbd"
@@ -593,16 +603,16 @@ check("7.1", answer_7_1)
 # Every sub-layer is wrapped in a residual connection and layer norm. In `course_lib.model.DecoderLayer` the order is visible in `forward`: `self_attn`, then `cross_attn(h, memory, memory, ...)`, then `ffn`.
 
 # %% [markdown] id="aaa5fa5a"
-# ### ✏️ 7.2 Apply: parameters of the base encoder
+# ### ✏️ 7.2 Apply: parameters of a wider encoder
 #
-# Count the parameters of one base encoder layer (d_model 512, 8 heads with d_k = 64, d_ff 2048) and of the 6-layer encoder, **ignoring biases and layer norms**. Store the two numbers in `encoder_layer_weights` and `encoder_weights`.
+# The paper's Table 3 also trains variants of the base model. Take the one with a wider feed-forward network, d_ff = 4,096 (row C), and everything else as in the base model: d_model 512, 8 heads with d_k = 64, 6 layers. Count the parameters of one of its encoder layers and of its 6-layer encoder, **ignoring biases and layer norms**. Store the two numbers in `encoder_layer_weights` and `encoder_weights`.
 #
 # *What you may use:* anything but `course_lib`'s reference code.
 
 # %% id="0919596f"
 # BEGIN SOLUTION
 attention_weights = 3 * 8 * (512 * 64) + 512 * 512  # W^Q, W^K, W^V for 8 heads, plus W^O
-ffn_weights = 512 * 2048 + 2048 * 512
+ffn_weights = 512 * 4096 + 4096 * 512  # the variant's wider FFN
 encoder_layer_weights = attention_weights + ffn_weights
 encoder_weights = 6 * encoder_layer_weights
 # END SOLUTION
@@ -611,20 +621,29 @@ encoder_weights = 6 * encoder_layer_weights
 check("7.2", encoder_layer_weights, encoder_weights)
 
 # %% [markdown] id="803e8c50"
-# The reference, counted by PyTorch: with biases and the two layer norms, one layer has 3,152,384 parameters and the encoder 18,914,304, exactly what PyTorch's `nn.TransformerEncoderLayer(512, 8)` has (lab L7.G). A decoder layer has one more attention block: 4,194,304 weights.
+# The reference, counted by PyTorch: weights only, one layer of the variant has 5,242,880 and its 6-layer encoder 31,457,280 = 6 × (4 × 512 × 512 + 2 × 512 × 4096); the feed-forward networks hold four fifths of them. The base model's layer has 3,145,728 weights (its encoder 18,874,368); with biases and the two layer norms, 3,152,384 parameters and an encoder of 18,914,304, exactly what PyTorch's `nn.TransformerEncoderLayer(512, 8)` has (lab L7.G). A base decoder layer has one more attention block: 4,194,304 weights.
 
 # %% id="1104efde"
 c = TransformerConfig(attention_bias=True)
+wide = TransformerConfig(attention_bias=True, d_ff=4096)  # Table 3, row (C)
 with torch.device("meta"):
-    enc = Encoder(c)
+    enc, wide_enc = Encoder(c), Encoder(wide)
     dec_layer = Transformer(c).decoder.layers[0]
+wide_matrices = sum(p.numel() for p in wide_enc.layers[0].parameters() if p.dim() == 2)
+wide_encoder_matrices = sum(p.numel() for p in wide_enc.parameters() if p.dim() == 2)
+print(f"d_ff = 4096: encoder layer {wide_matrices:,} weights; encoder {wide_encoder_matrices:,}")
+assert wide_encoder_matrices == 6 * wide_matrices == 6 * (4 * 512 * 512 + 2 * 512 * 4096)
+assert (wide_matrices, wide_encoder_matrices) == (5_242_880, 31_457_280)
 matrices = sum(p.numel() for p in enc.layers[0].parameters() if p.dim() == 2)
 everything = sum(p.numel() for p in enc.layers[0].parameters())
 decoder_matrices = sum(p.numel() for p in dec_layer.parameters() if p.dim() == 2)
+encoder_matrices = sum(p.numel() for p in enc.parameters() if p.dim() == 2)
 print(
-    f"encoder layer: {matrices:,} weights, {everything:,} with biases and norms; encoder {6 * everything:,}"
+    f"base encoder layer: {matrices:,} weights, {everything:,} with biases and norms; encoder {6 * everything:,}"
 )
-print(f"decoder layer: {decoder_matrices:,} weights")
+print(f"base encoder weight matrices: {encoder_matrices:,}")
+assert encoder_matrices == 6 * matrices == 6 * (4 * 512 * 512 + 2 * 512 * 2048) == 18_874_368
+print(f"base decoder layer: {decoder_matrices:,} weights")
 assert (matrices, everything, 6 * everything, decoder_matrices) == (
     3_145_728,
     3_152_384,

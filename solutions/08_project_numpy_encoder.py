@@ -26,6 +26,7 @@ from course_lib import notebook
 from course_lib import numpy_encoder as ref
 from course_lib.attention import MultiHeadAttention, record_attention
 from course_lib.checks import check, hint
+from course_lib.figure_text import describe_attention
 from course_lib.interop import encoder_layers_from_numpy
 from course_lib.positional import sinusoidal_encoding
 from course_lib.widgets import draw_attention
@@ -346,7 +347,7 @@ assert ((A > 0) & (A < 1)).all() and row_error < 1e-12
 
 fig, ax = plt.subplots(figsize=(4.2, 3.6))
 draw_attention(ax, A, TOKENS, TOKENS, title='Self-attention weights, "the cat sat"')
-plt.show()
+notebook.show(describe_attention(A, TOKENS, TOKENS))
 
 
 # %% [markdown] id="005e72e0"
@@ -754,7 +755,12 @@ ax.set(
     title="Row length of the residual stream with depth", xlabel="layer", ylabel="mean row length"
 )
 ax.legend()
-plt.show()
+notebook.show(
+    f"Line chart: the mean row length of the residual stream after each of {len(stack)} layers. "
+    f"Post-norm (circles, the paper's order) stays at {post_lengths[0]:.2f}, √8, at every layer; "
+    f"pre-norm (squares) grows from {pre_lengths[0]:.2f} after layer 1 to {pre_lengths[-1]:.2f} "
+    f"after layer {len(stack)}."
+)
 
 # %% [markdown] id="37838a46"
 # ### E. How many parameters?

@@ -36,13 +36,13 @@ notebook.start(seed=0)
 
 # %% id="3668e97e"
 print(
-    f"{'n':>5} {'RNN steps':>10} {'RNN path':>9} {'attention steps':>16} {'path':>5} {'scores':>8}"
+    f"{'n':>5} {'RNN steps':>10} {'RNN path':>9} {'attention steps':>16} {'path':>5} {'scores':>9}"
 )
-for n in (5, 50, 512):
+for n in (5, 50, 1_000):
     recurrent = (n, n - 1)  # h_t needs h_(t-1): n steps; first to last crosses n - 1 hops
     attending = (1, 1)  # every position in one matrix product; one hop between any pair
     print(
-        f"{n:>5} {recurrent[0]:>10} {recurrent[1]:>9} {attending[0]:>16} {attending[1]:>5} {n * n:>8,}"
+        f"{n:>5} {recurrent[0]:>10} {recurrent[1]:>9} {attending[0]:>16} {attending[1]:>5} {n * n:>9,}"
     )
     if n == 5:  # lesson 1's five-token sentence: 5 steps and 4 hops against 1 and 1
         assert recurrent == (5, 4)

@@ -6,6 +6,7 @@ The lesson-specific checks are tested in ``test_checks_lesson03.py``.
 import re
 import sys
 import warnings
+from collections import Counter
 from dataclasses import dataclass
 
 import numpy as np
@@ -121,7 +122,7 @@ def test_a_repeated_exercise_id_among_declared_exercises_is_refused(monkeypatch)
 
 
 def test_exercise_id_may_be_a_number():
-    assert check(3.1, "b").passed
+    assert check(3.1, "c").passed
 
 
 @pytest.mark.parametrize("answers", [(), ([0.67, 0.33],), ([0.67, 0.33], 4.34, 1.0)])
@@ -172,7 +173,7 @@ def test_call_finds_a_function_with_no_code_not_done_but_calls_one_that_returns_
 
 
 def test_require_is_silent_on_a_pass_and_raises_the_checks_message_otherwise():
-    assert checks.require("3.1", "b") is None
+    assert checks.require("3.1", "c") is None
     with pytest.raises(AssertionError) as failed:
         checks.require("3.1", "a")
     assert isinstance(failed.value, checks.CheckFailed)
@@ -488,11 +489,11 @@ def test_hint_for_an_unknown_exercise_says_which_exist(exercise_id):
 # Multiple choice ------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("answer", ["b", " B ", "(b)", "b.", "B)", "(B)."])
+@pytest.mark.parametrize("answer", ["c", " C ", "(c)", "c.", "C)", "(C)."])
 def test_choice_accepts_the_letter_however_it_is_written(answer):
     result = check("3.1", answer)
     assert result.passed
-    assert result.message.startswith("(b) is right.")
+    assert result.message.startswith("(c) is right.")
 
 
 @pytest.mark.parametrize("answer", ["e", 2, "", "bc", ["b"]])
@@ -505,6 +506,17 @@ def test_choice_rejects_what_is_not_a_letter_and_lists_the_letters(answer):
 def test_choice_explains_a_wrong_letter():
     explanation = "The division costs one extra operation;"
     assert check("3.1", "(A)").message.startswith(f"(a) is not the best answer. {explanation}")
+
+
+def test_the_right_letters_of_the_multiple_choices_are_spread_over_their_options():
+    """Not "b" most of the time: each letter is right about as often as the others."""
+    right = Counter(
+        next(letter for letter in "abcdefgh" if e.run(letter).passed)
+        for e in EXERCISES.values()
+        if e.kind == "choice"
+    )
+    assert set(right) == set("abcd"), right
+    assert max(right.values()) - min(right.values()) <= 1, right
 
 
 # The registry ---------------------------------------------------------------------------------

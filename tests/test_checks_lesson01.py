@@ -48,15 +48,15 @@ def attention_bytes(n, heads=1, layers=1, batch=1):
 
 
 RIGHT = [
-    pytest.param("1.1", ("b",), id="1.1"),
-    pytest.param("1.1", ("(B)",), id="1.1-capital"),
+    pytest.param("1.1", ("c",), id="1.1"),
+    pytest.param("1.1", ("(C)",), id="1.1-capital"),
     pytest.param("1.2", (100, 99, 1, 1), id="1.2"),
     pytest.param("1.2", (100.0, np.int64(99), torch.tensor(1), 1), id="1.2-types"),
     pytest.param("1.2", (100, 100, 1, 1), id="1.2-about-100"),
-    pytest.param("1.3", (attention_cost, recurrent_cost, 512), id="1.3"),
+    pytest.param("1.3", (attention_cost, recurrent_cost, 1024), id="1.3"),
     pytest.param(
         "1.3",
-        (lambda n, d: n**2 * d, lambda n, d: float(n * d**2), 512.0),
+        (lambda n, d: n**2 * d, lambda n, d: float(n * d**2), 1024.0),
         id="1.3-powers-floats",
     ),
     pytest.param("1.4", (reversal_accuracy,), id="1.4"),
@@ -65,7 +65,7 @@ RIGHT = [
     pytest.param("1.5", (lstm_parameters_by_pytorch,), id="1.5-pytorch"),
     pytest.param("1.6", (attention_bytes,), id="1.6"),
     pytest.param("1.6", (lambda n, heads=1, layers=1, batch=1: n * n * 4.0 * heads * layers * batch,), id="1.6-float"),
-    pytest.param("1.7", ("b",), id="1.7"),
+    pytest.param("1.7", ("a",), id="1.7"),
 ]  # fmt: skip
 
 
@@ -84,7 +84,16 @@ def test_every_exercise_has_a_right_answer_above():
     [
         ("1.2", (100, 99, 1, 1), "99-hop path"),
         ("1.2", (100, 100, 1, 1), "You gave 100, which counts the words"),
-        ("1.3", (attention_cost, recurrent_cost, 512), "1,280,000 against 13,107,200"),
+        (
+            "1.3",
+            (attention_cost, recurrent_cost, 1024),
+            "40,960,000 multiply-adds against 209,715,200 (5.12× cheaper)",
+        ),
+        (
+            "1.3",
+            (attention_cost, recurrent_cost, 1024),
+            "25,600,000,000 against 5,242,880,000 (4.88× dearer)",
+        ),
         ("1.4", (reversal_accuracy,), "17 of 20 scored tokens"),
         ("1.5", (lstm_parameters,), "197,632"),
         ("1.6", (attention_bytes,), "65.5 GB (61.0 GiB)"),
@@ -124,7 +133,7 @@ def test_the_lessons_stub_is_not_done(exercise_id):
 
 
 def test_one_unfinished_function_is_enough_to_be_not_done():
-    result = check("1.3", attention_cost, two_argument_stub, 512)
+    result = check("1.3", attention_cost, two_argument_stub, 1024)
     assert result.status == NOT_DONE
 
 
@@ -156,7 +165,7 @@ def in_percent(predicted, target):
 
 WRONG = [
     ("1.1-a", "1.1", ("a",), ["(a) is not the best answer", "swapped"]),
-    ("1.1-c", "1.1", ("c",), ["Transformer's own costs"]),
+    ("1.1-b", "1.1", ("b",), ["(b) is not the best answer", "Transformer's own costs"]),
     ("1.1-d", "1.1", ("d",), ["fewer parameters"]),
     ("1.1-not-a-letter", "1.1", ("speed",), ['one of "a", "b", "c", "d"']),
     ("1.2-swapped", "1.2", (1, 1, 100, 99), ["swapped"]),
@@ -176,30 +185,33 @@ WRONG = [
     ("1.2-rnn-path-other", "1.2", (100, 97, 1, 1), ["count the arrows"]),
     ("1.2-attention-path-other", "1.2", (100, 99, 1, 3), ["in one hop"]),
     ("1.2-list", "1.2", ([100, 99], 99, 1, 1), ["`rnn_steps` should be one number"]),
-    ("1.3-swapped", "1.3", (recurrent_cost, attention_cost, 512), ["swapped"]),
-    ("1.3-n-d", "1.3", (lambda n, d: n * d, recurrent_cost, 512), ["`attention_cost(50, 512)`", "n²·d = 1,280,000", "one pass"]),
-    ("1.3-attention-is-recurrent", "1.3", (recurrent_cost, recurrent_cost, 512), ["`attention_cost(50, 512)`", "other layer's formula"]),
-    ("1.3-recurrent-is-attention", "1.3", (attention_cost, attention_cost, 512), ["`recurrent_cost(50, 512)`", "other layer's formula"]),
-    ("1.3-n-squared", "1.3", (lambda n, d: n * n, recurrent_cost, 512), ["each pair costs d"]),
-    ("1.3-both", "1.3", (attention_cost, lambda n, d: n * n * d * d, 512), ["n²·d² multiplies"]),
-    ("1.3-one-step", "1.3", (attention_cost, lambda n, d: d * d, 512), ["there are n of them"]),
-    ("1.3-no-return", "1.3", (attention_cost, forgets_return, 512), ["returned None"]),
-    ("1.3-crossover-squared", "1.3", (attention_cost, recurrent_cost, 512**2), ["n = d"]),
+    ("1.3-swapped", "1.3", (recurrent_cost, attention_cost, 1024), ["swapped"]),
+    ("1.3-n-d", "1.3", (lambda n, d: n * d, recurrent_cost, 1024), ["`attention_cost(50, 512)`", "n²·d = 1,280,000", "one pass"]),
+    ("1.3-attention-is-recurrent", "1.3", (recurrent_cost, recurrent_cost, 1024), ["`attention_cost(50, 512)`", "other layer's formula"]),
+    ("1.3-recurrent-is-attention", "1.3", (attention_cost, attention_cost, 1024), ["`recurrent_cost(50, 512)`", "other layer's formula"]),
+    ("1.3-n-squared", "1.3", (lambda n, d: n * n, recurrent_cost, 1024), ["each pair costs d"]),
+    ("1.3-both", "1.3", (attention_cost, lambda n, d: n * n * d * d, 1024), ["n²·d² multiplies"]),
+    ("1.3-one-step", "1.3", (attention_cost, lambda n, d: d * d, 1024), ["there are n of them"]),
+    ("1.3-no-return", "1.3", (attention_cost, forgets_return, 1024), ["returned None"]),
+    ("1.3-crossover-squared", "1.3", (attention_cost, recurrent_cost, 1024**2), ["1,024² = d² is not a length", "n = d"]),
     ("1.3-crossover-root", "1.3", (attention_cost, recurrent_cost, 22.6), ["whole numbers"]),
-    ("1.3-crossover-root-int", "1.3", (attention_cost, recurrent_cost, 23), ["√512"]),
+    ("1.3-crossover-root-int", "1.3", (attention_cost, recurrent_cost, 32), ["√1,024 = 32"]),
     ("1.3-crossover-other", "1.3", (attention_cost, recurrent_cost, 100), ["solve for n"]),
-    ("1.3-crossover-half", "1.3", (attention_cost, recurrent_cost, 256), ["not d/2"]),
-    ("1.3-crossover-one-past", "1.3", (attention_cost, recurrent_cost, 513), ["already the dearer", "n = d"]),
-    ("1.3-n-squared-over-d", "1.3", (lambda n, d: n * n / d, recurrent_cost, 512), ["computes n²·d⁻¹", "d-long dot product"]),
-    ("1.3-twice", "1.3", (lambda n, d: 2 * n * n * d, recurrent_cost, 512), ["computes 2·n²·d", "counts once"]),
-    ("1.3-n-cubed", "1.3", (lambda n, d: n**3 * d, recurrent_cost, 512), ["computes n³·d", "n² pairs"]),
-    ("1.3-no-self-pairs", "1.3", (lambda n, d: n * (n - 1) * d, recurrent_cost, 512), ["attends to itself"]),
-    ("1.3-constant", "1.3", (lambda n, d: 7, recurrent_cost, 512), ["returns 7 whatever n and d are"]),
-    ("1.3-recurrent-n", "1.3", (attention_cost, lambda n, d: n, 512), ["computes n, but", "d × d matrix"]),
-    ("1.3-recurrent-n-1-steps", "1.3", (attention_cost, lambda n, d: (n - 1) * d * d, 512), ["n steps, not n - 1"]),
-    ("1.3-recurrent-four-gates", "1.3", (attention_cost, lambda n, d: 4 * n * d * d, 512), ["no factor 4"]),
-    ("1.3-off-by-one", "1.3", (lambda n, d: n * n * d + 1, recurrent_cost, 512), ["should be n²·d = 1,280,000; got 1,280,001."]),
-    ("1.3-crash", "1.3", (lambda n, d: n / 0, recurrent_cost, 512), ["ZeroDivisionError", "with n = 50, d = 512"]),
+    ("1.3-crossover-base-width", "1.3", (attention_cost, recurrent_cost, 512), ["base model's d = 512", "d = 1,024", "n = d"]),
+    ("1.3-crossover-twice", "1.3", (attention_cost, recurrent_cost, 2048), ["not 2·d"]),
+    ("1.3-crossover-one", "1.3", (attention_cost, recurrent_cost, 1), ["divide both sides"]),
+    ("1.3-crossover-one-past", "1.3", (attention_cost, recurrent_cost, 1025), ["n = 1,025", "already the dearer", "n = d"]),
+    ("1.3-crossover-one-short", "1.3", (attention_cost, recurrent_cost, 1023), ["n = 1,023", "still the cheaper", "n = d"]),
+    ("1.3-n-squared-over-d", "1.3", (lambda n, d: n * n / d, recurrent_cost, 1024), ["computes n²·d⁻¹", "d-long dot product"]),
+    ("1.3-twice", "1.3", (lambda n, d: 2 * n * n * d, recurrent_cost, 1024), ["computes 2·n²·d", "counts once"]),
+    ("1.3-n-cubed", "1.3", (lambda n, d: n**3 * d, recurrent_cost, 1024), ["computes n³·d", "n² pairs"]),
+    ("1.3-no-self-pairs", "1.3", (lambda n, d: n * (n - 1) * d, recurrent_cost, 1024), ["attends to itself"]),
+    ("1.3-constant", "1.3", (lambda n, d: 7, recurrent_cost, 1024), ["returns 7 whatever n and d are"]),
+    ("1.3-recurrent-n", "1.3", (attention_cost, lambda n, d: n, 1024), ["computes n, but", "d × d matrix"]),
+    ("1.3-recurrent-n-1-steps", "1.3", (attention_cost, lambda n, d: (n - 1) * d * d, 1024), ["n steps, not n - 1"]),
+    ("1.3-recurrent-four-gates", "1.3", (attention_cost, lambda n, d: 4 * n * d * d, 1024), ["no factor 4"]),
+    ("1.3-off-by-one", "1.3", (lambda n, d: n * n * d + 1, recurrent_cost, 1024), ["should be n²·d = 1,280,000; got 1,280,001."]),
+    ("1.3-crash", "1.3", (lambda n, d: n / 0, recurrent_cost, 1024), ["ZeroDivisionError", "with n = 50, d = 512"]),
     ("1.4-first-position", "1.4", (accuracy(score_first=True),), ["position 1", "2..L"]),
     ("1.4-sequence-as-tokens", "1.4", (accuracy(sequence=lambda r: r.mean()),), ["token accuracy again"]),
     ("1.4-any", "1.4", (accuracy(sequence=lambda r: r.any(dim=1).float().mean()),), [".all, not .any"]),
@@ -220,8 +232,8 @@ WRONG = [
     ("1.4-none", "1.4", (forgets_return,), ["returned None"]),
     ("1.4-negative", "1.4", (lambda p, t: (-0.85, 0.5),), ["never negative"]),
     ("1.4-all-without-dim", "1.4", (lambda p, t: _rates(p[:, 1:] == t[:, 1:])[:1] + (float((p[:, 1:] == t[:, 1:]).all()),),), [".all() without dim", ".all(dim=1)"]),
-    ("1.3-negative", "1.3", (lambda n, d: -n * n * d, recurrent_cost, 512), ["sign is flipped"]),
-    ("1.3-fraction", "1.3", (lambda n, d: n * n * d + 0.5, recurrent_cost, 512), ["a / where a * belongs"]),
+    ("1.3-negative", "1.3", (lambda n, d: -n * n * d, recurrent_cost, 1024), ["sign is flipped"]),
+    ("1.3-fraction", "1.3", (lambda n, d: n * n * d + 0.5, recurrent_cost, 1024), ["a / where a * belongs"]),
     ("1.5-negative", "1.5", (lambda d, h: -lstm_parameters(d, h),), ["sign is flipped"]),
     ("1.5-division", "1.5", (lambda d, h: 4 * h / d + 4 * h * h + 8 * h,), ["a / where a * belongs"]),
     ("1.6-negative", "1.6", (lambda n, heads=1, layers=1, batch=1: -attention_bytes(n, heads, layers, batch),), ["sign is flipped"]),
@@ -252,7 +264,7 @@ WRONG = [
     ("1.6-entries-no-batch", "1.6", (lambda n, heads=1, layers=1, batch=1: n * n * heads * layers,), ["number of entries", "batch was ignored"]),
     ("1.6-heads-squared", "1.6", (lambda n, heads=1, layers=1, batch=1: 4 * n * n * heads**2 * layers * batch,), ["heads appears to the power 2"]),
     ("1.6-no-defaults", "1.6", (lambda n, heads, layers, batch: 4 * n * n * heads * layers * batch,), ["default 1"]),
-    ("1.7-a", "1.7", ("a",), ["entry count is right"]),
+    ("1.7-b", "1.7", ("b",), ["(b) is not the best answer", "entry count is right"]),
     ("1.7-c", "1.7", ("c",), ["4 bytes"]),
     ("1.7-d", "1.7", ("d",), ["one head, one layer"]),
 ]  # fmt: skip

@@ -25,8 +25,8 @@ a, b = np.array([2.0, -1.0, 3.0]), np.array([1.0, 4.0, -2.0])
 DOT = a @ b
 COS = DOT / (np.linalg.norm(a) * np.linalg.norm(b))
 ANGLE = math.degrees(math.acos(COS))
-DIMS = [1, 4, 64, 512]
-Q = torch.tensor([[1.0, 0.5], [0.9, 0.6], [-0.3, 0.8]])  # cat, dog, car
+DIMS = [1, 8, 64, 256]
+Q = torch.tensor([[0.7, 0.3], [1.2, 0.6], [0.1, 0.9]])  # tea, coffee, bread
 SCORES = Q @ Q.T
 LENGTHS = Q.norm(dim=-1, keepdim=True)
 COSINES = SCORES / (LENGTHS * LENGTHS.T)
@@ -38,8 +38,8 @@ def sample_variance(d_k, n=20_000, draw=torch.randn, over=-1):
 
 
 def extend_answers(stat=sample_variance):
-    var_4, var_512 = stat(4), stat(512)
-    return var_4, var_512, (var_512 / var_4) ** 0.5
+    var_3, var_768 = stat(3), stat(768)
+    return var_3, var_768, (var_768 / var_3) ** 0.5
 
 
 def lab_answers(stat=sample_variance, fit=lambda x, y: np.polyfit(x, y, 1)[0]):
@@ -48,8 +48,8 @@ def lab_answers(stat=sample_variance, fit=lambda x, y: np.polyfit(x, y, 1)[0]):
 
 
 RIGHT = [
-    pytest.param("2.1", lambda: ("b",), id="2.1"),
-    pytest.param("2.1", lambda: (" (B) ",), id="2.1-spaces-and-capital"),
+    pytest.param("2.1", lambda: ("d",), id="2.1"),
+    pytest.param("2.1", lambda: (" (D) ",), id="2.1-spaces-and-capital"),
     pytest.param("2.2", lambda: (DOT, COS, ANGLE), id="2.2"),
     pytest.param("2.2", lambda: (-8, -0.467, 117.8), id="2.2-rounded"),
     pytest.param(
@@ -65,7 +65,10 @@ RIGHT = [
         id="2.2-torch",
     ),
     pytest.param("2.3", extend_answers, id="2.3"),
-    pytest.param("2.3", lambda: (4.0, 511.0, 11.3), id="2.3-rounded"),
+    pytest.param("2.3", lambda: (3.0, 770.0, 16.0), id="2.3-rounded"),
+    pytest.param(
+        "2.3", lambda: (np.float32(2.95), torch.tensor(760.0), np.sqrt(760 / 2.95)), id="2.3-types"
+    ),
     pytest.param("2.4", lab_answers, id="2.4"),
     pytest.param("2.4", lambda: (np.array(DIMS) * 1.03, 1.0), id="2.4-numpy-within-sampling-error"),
     pytest.param(
@@ -103,12 +106,20 @@ def test_every_exercise_has_a_right_answer_above():
     "exercise_id, words",
     [
         ("2.2", "a·b = -8, cos θ = -0.467, θ = 117.8°"),  # the worked answer of the course
-        ("2.5", "dog scores higher with cat (1.20) than with itself (1.17)"),
+        ("2.3", "√(768/3) = 16"),
+        ("2.5", "tea scores higher with coffee (1.02) than with itself (0.58)"),
     ],
 )
 def test_success_messages_carry_the_worked_numbers(exercise_id, words):
     answers = next(p.values[1] for p in RIGHT if p.values[0] == exercise_id)
     assert words in check(exercise_id, *answers()).message
+
+
+@pytest.mark.parametrize("letter", ["a", "b", "c", "d"])
+def test_no_answer_to_2_1_gives_away_the_dot_product_of_2_2(letter):
+    """2.1 comes before 2.2: whatever option is chosen, its explanation must not say a·b = -8."""
+    message = check("2.1", letter).message
+    assert "-8" not in message and "−8" not in message, message
 
 
 # The lesson's stubs are "not done" ---------------------------------------------------------------
@@ -149,7 +160,7 @@ def normalised(x, dim):
 WRONG = _cases([
     ("2.1-a", "2.1", lambda: ("a",), ["(a) is not the best answer", "any number of dimensions"]),
     ("2.1-c", "2.1", lambda: ("c",), ["(c) is not the best answer", "cosine similarity", "1.20"]),
-    ("2.1-d", "2.1", lambda: ("d",), ["(d) is not the best answer", "negative"]),
+    ("2.1-b", "2.1", lambda: ("b",), ["(b) is not the best answer", "negative"]),
     ("2.1-not-a-letter", "2.1", lambda: (2,), ['one of "a", "b", "c", "d"']),
     ("2.2-not-summed", "2.2", lambda: (a * b, COS, ANGLE), ["products aᵢbᵢ", "add them up"]),
     ("2.2-outer", "2.2", lambda: (np.outer(a, b), COS, ANGLE), ["outer product"]),
@@ -169,22 +180,25 @@ WRONG = _cases([
     ("2.2-cos-as-array", "2.2", lambda: (DOT, [COS, COS], ANGLE), ["`cos_ab` should be one number"]),
     ("2.3-std", "2.3", lambda: extend_answers(lambda d: sample_variance(d) ** 0.5), ["standard deviation", "its square"]),
     ("2.3-scaled", "2.3", lambda: extend_answers(lambda d: sample_variance(d) / d), ["about 1", "unscaled"]),
-    ("2.3-mean", "2.3", lambda: (0.01, -0.2, 11.3), ["close to 0", "mean"]),
-    ("2.3-mean-of-products", "2.3", lambda: extend_answers(lambda d: sample_variance(d) / d**2), ["1/d_k = 0.25", ".sum(dim=-1)"]),
-    ("2.3-q-with-itself", "2.3", lambda: (8.1, 1030.0, 11.3), ["2·d_k = 8", "q·q"]),
+    ("2.3-mean", "2.3", lambda: (0.01, -0.2, 16.0), ["close to 0", "mean"]),
+    ("2.3-mean-of-products", "2.3", lambda: extend_answers(lambda d: sample_variance(d) / d**2), ["1/d_k = 0.333", ".sum(dim=-1)"]),
+    ("2.3-q-with-itself", "2.3", lambda: (6.1, 1540.0, 16.0), ["2·d_k = 6", "q·q"]),
     ("2.3-uniform", "2.3", lambda: extend_answers(uniform_variance), ["torch.rand", "torch.randn"]),
     ("2.3-over-draws", "2.3", lambda: extend_answers(summed_over_draws), ["sum over the draws (dim=0)", "dim=-1"]),
-    ("2.3-d_k-squared", "2.3", lambda: (16.0, 512.0**2, 128.0), ["d_k² = 16"]),
-    ("2.3-swapped", "2.3", lambda: (512.0, 4.0, 11.3), ["swapped"]),
-    ("2.3-variance-ratio", "2.3", lambda: (4.0, 512.0, 128.0), ["ratio of the variances", "√128"]),
-    ("2.3-ratio-upside-down", "2.3", lambda: (4.0, 512.0, 1 / 11.31), ["upside down"]),
-    ("2.4-std", "2.4", lambda: lab_answers(lambda d: sample_variance(d) ** 0.5), ["(at d_k = 4)", "standard deviation"]),
+    ("2.3-d_k-squared", "2.3", lambda: (9.0, 768.0**2, 256.0), ["d_k² = 9"]),
+    ("2.3-swapped", "2.3", lambda: (768.0, 3.0, 16.0), ["swapped"]),
+    ("2.3-variance-ratio", "2.3", lambda: (3.0, 768.0, 256.0), ["ratio of the variances", "√256 = 16"]),
+    ("2.3-ratio-upside-down", "2.3", lambda: (3.0, 768.0, 1 / 16), ["upside down"]),
+    ("2.3-section-4-widths", "2.3", lambda: (4.0, 512.0, 11.3), ["`var_3` = 4", "section 4 measured at d_k = 4", "torch.randn(n, 3)"]),
+    ("2.3-section-4-wide", "2.3", lambda: (3.0, 508.0, 13.0), ["`var_768` = 508", "section 4 measured at d_k = 512", "torch.randn(n, 768)"]),
+    ("2.3-section-4-ratio", "2.3", lambda: (3.0, 768.0, 11.3), ["section 4's ratio", "√(var_768 / var_3)"]),
+    ("2.4-std", "2.4", lambda: lab_answers(lambda d: sample_variance(d) ** 0.5), ["(at d_k = 8)", "standard deviation"]),
     ("2.4-slope-of-std", "2.4", lambda: (DIMS, 0.5), ["slope of the standard deviation"]),
     ("2.4-intercept", "2.4", lambda: lab_answers(fit=lambda x, y: np.polyfit(x, y, 1)[1]), ["the intercept", "take [0]"]),
     ("2.4-both-coefficients", "2.4", lambda: lab_answers(fit=lambda x, y: np.polyfit(x, y, 1)), ["two numbers", "[slope, intercept]"]),
     ("2.4-no-logs", "2.4", lambda: lab_answers(fit=lambda x, y: np.polyfit(np.exp(x), np.exp(y), 1)[0]), ["ordinary axes", "log-log"]),
     ("2.4-dict", "2.4", lambda: (dict(zip(DIMS, DIMS, strict=True)), 1.0), ["is a dict", "one variance per d_k"]),
-    ("2.4-three-dims", "2.4", lambda: ([1.0, 4.0, 64.0], 1.0), ["one per d_k", "got (3,)"]),
+    ("2.4-three-dims", "2.4", lambda: ([1.0, 8.0, 64.0], 1.0), ["one per d_k in (1, 8, 64, 256)", "got (3,)"]),
     ("2.4-not-log-log", "2.4", lambda: (DIMS, float(np.polyfit(np.log(DIMS), DIMS, 1)[0])), ["take the log of the variances too"]),
     ("2.5-elementwise", "2.5", lambda: (Q * Q, COSINES), ["entry by entry", "Q @ K.T"]),
     ("2.5-wrong-order", "2.5", lambda: (Q.T @ Q, COSINES), ["(d, d) = (2, 2)", "wrong order"]),
@@ -225,21 +239,21 @@ MORE_WRONG = _cases([
     ("2.2-cos-times-lengths", "2.2", lambda: (DOT, DOT * math.sqrt(14 * 21), ANGLE), ["multiplied by |a| |b|"]),
     ("2.2-angle-of-cosine", "2.2", lambda: (DOT, COS, math.degrees(COS)), ["the cosine itself to degrees", "np.arccos"]),
     ("2.2-angle-radians-twice", "2.2", lambda: (DOT, COS, math.radians(math.acos(COS))), ["the wrong way", "np.degrees"]),
-    ("2.3-nan", "2.3", lambda: (float("nan"), 512.0, 11.3), ["NaN", "single number"]),
-    ("2.3-three-components", "2.3", lambda: (3.0, 512.0, 13.0), ["fits vectors of 3 components", "torch.randn(n, 4)"]),
-    ("2.3-d_k-4-twice", "2.3", lambda: (4.0, 4.1, 1.0), ["the variance at d_k = 4", "width 512"]),
-    ("2.3-ratio-product", "2.3", lambda: (4.0, 512.0, math.sqrt(4 * 512)), ["multiplied", "divide them"]),
-    ("2.3-ratio-difference", "2.3", lambda: (4.0, 512.0, math.sqrt(512) - 2), ["difference of the standard deviations"]),
-    ("2.3-ratio-mixed", "2.3", lambda: (4.0, 512.0, 512 / 2), ["mixes a variance with a standard deviation"]),
+    ("2.3-nan", "2.3", lambda: (float("nan"), 768.0, 16.0), ["NaN", "single number"]),
+    ("2.3-two-components", "2.3", lambda: (2.0, 768.0, 19.6), ["fits vectors of 2 components", "torch.randn(n, 3)"]),
+    ("2.3-d_k-3-twice", "2.3", lambda: (3.0, 3.1, 1.0), ["the variance at d_k = 3", "width 768"]),
+    ("2.3-ratio-product", "2.3", lambda: (3.0, 768.0, math.sqrt(3 * 768)), ["multiplied", "divide them"]),
+    ("2.3-ratio-difference", "2.3", lambda: (3.0, 768.0, math.sqrt(768) - math.sqrt(3)), ["difference of the standard deviations"]),
+    ("2.3-ratio-mixed", "2.3", lambda: (3.0, 768.0, 768 / math.sqrt(3)), ["mixes a variance with a standard deviation"]),
     ("2.4-x-not-logged", "2.4", lambda: lab_answers(fit=_fit(x=_same)), ["against d_k itself"]),
     ("2.4-x-y-swapped", "2.4", lambda: lab_answers(fit=_fit(swap=True)), ["x and y are swapped"]),
     ("2.4-parabola", "2.4", lambda: lab_answers(fit=_fit(degree=2)), ["parabola", "degree 1"]),
     ("2.4-constant", "2.4", lambda: lab_answers(fit=_fit(degree=0)), ["fits a constant"]),
-    ("2.4-nan", "2.4", lambda: ([float("nan"), 4.0, 64.0, 512.0], 1.0), ["(at d_k = 1)` is NaN"]),
-    ("2.4-one-width-for-all", "2.4", lambda: ([4.0, 4.0, 4.0, 4.0], 0.0), ["the variance at d_k = 4", "width 1"]),
+    ("2.4-nan", "2.4", lambda: ([float("nan"), 8.0, 64.0, 256.0], 1.0), ["(at d_k = 1)` is NaN"]),
+    ("2.4-one-width-for-all", "2.4", lambda: ([8.0, 8.0, 8.0, 8.0], 0.0), ["the variance at d_k = 8", "width 1"]),
     ("2.2-the-vector-a", "2.2", lambda: (a, COS, ANGLE), ["the vector a itself"]),
-    ("2.3-negative", "2.3", lambda: (-4.0, 512.0, 11.3), ["negative, which a variance never is"]),
-    ("2.3-ratio-one-std", "2.3", lambda: (4.0, 512.0, math.sqrt(512)), ["√var_512", "divide it by"]),
+    ("2.3-negative", "2.3", lambda: (-3.0, 768.0, 16.0), ["negative, which a variance never is"]),
+    ("2.3-ratio-one-std", "2.3", lambda: (3.0, 768.0, math.sqrt(768)), ["√var_768", "divide it by"]),
     ("2.5-cos-lengths-untransposed", "2.5", lambda: (SCORES, SCORES / (LENGTHS * LENGTHS)), ["|qᵢ|²", "lengths * lengths.T"]),
     ("2.5-cos-ratio-of-lengths", "2.5", lambda: (SCORES, SCORES / (LENGTHS / LENGTHS.T)), ["|qᵢ| / |kⱼ|"]),
     ("2.5-cos-times-lengths", "2.5", lambda: (SCORES, SCORES * (LENGTHS * LENGTHS.T)), ["multiplied by the lengths"]),
@@ -273,10 +287,10 @@ NEAR_MISSES = _cases([
     ("2.2-dot", "2.2", lambda: (-7, COS, ANGLE), "`dot_ab` is off by up to 1: expected -8.0000, got -7.0000"),
     ("2.2-cos", "2.2", lambda: (DOT, COS + 0.05, ANGLE), "`cos_ab` is off by up to 0.05"),
     ("2.2-angle", "2.2", lambda: (DOT, COS, 118.5), "`angle_ab` is off by up to 0.688: expected 117.8118, got 118.5000"),
-    ("2.3-var", "2.3", lambda: (4.0, 400.0, 10.0), "`var_512` = 400, 0.781·d_k; Var(q·k) should be d_k = 512"),
-    ("2.3-ratio", "2.3", lambda: (4.0, 512.0, 10.0), "`std_ratio` = 10; expected √(var_512 / var_4) ≈ √(512/4) ≈ 11.3"),
+    ("2.3-var", "2.3", lambda: (3.0, 600.0, 14.0), "`var_768` = 600, 0.781·d_k; Var(q·k) should be d_k = 768"),
+    ("2.3-ratio", "2.3", lambda: (3.0, 768.0, 14.0), "`std_ratio` = 14; expected √(var_768 / var_3) ≈ √(768/3) = 16"),
     ("2.4-slope", "2.4", lambda: (DIMS, 1.2), "`loglog_slope` = 1.200, while your dot_variances give a slope of 1.000"),
-    ("2.5-one-entry", "2.5", lambda: (SCORES + 0.05 * torch.eye(3)[1:2].T @ torch.eye(3)[0:1], COSINES), "`qk_scores` is off by up to 0.05 at index (1, 0): expected 1.2000, got 1.2500"),
+    ("2.5-one-entry", "2.5", lambda: (SCORES + 0.05 * torch.eye(3)[1:2].T @ torch.eye(3)[0:1], COSINES), "`qk_scores` is off by up to 0.05 at index (1, 0): expected 1.0200, got 1.0700"),
 ])  # fmt: skip
 
 

@@ -80,7 +80,7 @@ def make_decoder_mask(tgt, pad_id):
 
 
 RIGHT = [
-    pytest.param("3.1", lambda: ("b",), id="3.1"),
+    pytest.param("3.1", lambda: ("c",), id="3.1"),
     pytest.param("3.2", lambda: (WEIGHTS_3_2, OUTPUT_3_2), id="3.2"),
     pytest.param("3.2", lambda: ([0.67, 0.33], 4.34), id="3.2-rounded-list"),
     pytest.param("3.2", apply_with_the_lessons_tensors, id="3.2-lesson-tensors"),
@@ -207,7 +207,7 @@ def _swap(x):
 
 WRONG_EARLY = _cases([
     ("3.1-a", "3.1", ("a",), ["(a) is not the best answer", "large scores do to the softmax"]),
-    ("3.1-c", "3.1", ("c",), ["(c) is not the best answer", "sum to 1"]),
+    ("3.1-b", "3.1", ("b",), ["(b) is not the best answer", "sum to 1"]),
     ("3.1-d", "3.1", ("d",), ["(d) is not the best answer", "cosine"]),
     ("3.2-unscaled", "3.2", (SCORES_3_2.softmax(-1), 4.34), ["softmax([1, 0])", "√d_k = √2"]),
     ("3.2-by-d_k", "3.2", ((SCORES_3_2 / 2).softmax(-1), 4.34), ["divided by d_k = 2", "square root"]),

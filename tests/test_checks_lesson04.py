@@ -99,11 +99,11 @@ def count_by_building(d_model, n_heads, bias):
 
 
 RIGHT = [
-    pytest.param("4.1", ("b",), id="4.1"),
-    pytest.param("4.1", (" (B) ",), id="4.1-loose"),
+    pytest.param("4.1", ("d",), id="4.1"),
+    pytest.param("4.1", (" (D) ",), id="4.1-loose"),
     pytest.param("4.2", (1_048_576, 1_050_624), id="4.2"),
     pytest.param("4.2", (4 * 512**2, 4.0 * 512**2 + 4 * 512), id="4.2-expressions"),
-    pytest.param("4.3", ("b",), id="4.3"),
+    pytest.param("4.3", ("a",), id="4.3"),
     pytest.param("4.4", (split_heads,), id="4.4"),
     pytest.param("4.4", (lambda x, h: x.transpose(1, 2).reshape(x.shape[0], h, -1, x.shape[1]).transpose(2, 3),), id="4.4-features-first"),  # fmt: skip
     pytest.param("4.4", (lambda x, h: x.unflatten(-1, (h, -1)).permute(0, 2, 1, 3),), id="4.4-unflatten"),  # fmt: skip
@@ -162,9 +162,10 @@ def test_a_finished_function_built_on_an_unfinished_one_names_the_stub(exercise_
 
 WRONG_COUNTS = _cases([
     ("4.1-a", "4.1", ("a",), ["not the best answer", "cost"]),
+    ("4.1-b", "4.1", ("b",), ["(b) is not the best answer", "would not be useless"]),
     ("4.1-c", "4.1", ("c",), ["adds no parameters"]),
     ("4.1-other", "4.1", ("e",), ['one of "a", "b", "c", "d"']),
-    ("4.3-a", "4.3", ("a",), ["does not depend on h"]),
+    ("4.3-b", "4.3", ("b",), ["(b) is not the best answer", "does not depend on h"]),
     ("4.3-c", "4.3", ("c",), ["about the same"]),
     ("4.2-no-W_O", "4.2", (786_432, 1_050_624), ["`total_weights` = 786,432", "output projection W^O"]),
     ("4.2-full-width", "4.2", (8_388_608, 1_050_624), ["full-width", "d_k = d_model/h"]),

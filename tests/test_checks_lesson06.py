@@ -49,7 +49,7 @@ def layer_norm_numpy(x, gamma, beta, eps=1e-5):
 
 
 RIGHT = [
-    pytest.param("6.1", lambda: ("b",), id="6.1"),
+    pytest.param("6.1", lambda: ("a",), id="6.1"),
     pytest.param("6.2", lambda: (torch.relu(RELU_X), 2, 0.4), id="6.2"),
     pytest.param("6.2", lambda: ([0, 1.2, 0, 0, 0.7], 2.0, 0.4), id="6.2-list"),
     pytest.param(
@@ -126,7 +126,7 @@ def test_one_stub_left_is_still_not_done_6_4():
 RELU = torch.relu(RELU_X)
 
 WRONG_6_1_2 = [
-    ("6.1", ("a",), ["(a) is not the best answer", "position-wise"]),
+    ("6.1", ("b",), ["(b) is not the best answer", "position-wise"]),
     ("6.1", ("c",), ["LayerNorm's job"]),
     ("6.1", ("d",), ["W^Q, W^K, W^V and W^O"]),
     ("6.2", (torch.max(RELU_X, 0), 2, 0.4), ["torch.max(x, 0) reads the 0 as a dimension"]),

@@ -111,8 +111,8 @@ def training_step(model, optimizer, scheduler, src, tgt, *, causal=True, smoothi
 
 
 RIGHT = {
-    "7.1": lambda: ("b",),
-    "7.2": lambda: (3_145_728, 18_874_368),
+    "7.1": lambda: ("d",),
+    "7.2": lambda: (5_242_880, 31_457_280),
     "7.3": lambda: ("b",),
     "7.4": lambda: (parameter_breakdown,),
     "7.5": lambda: (influence,),
@@ -196,12 +196,17 @@ def smoothed_over_k_minus_1():
 
 WRONG = [
     ("7.1", ("a",), ["(a) is not the best answer", "cross-attention"]),
-    ("7.2", (3_152_384, 18_914_304), ["biases"]),
-    ("7.2", (4_194_304, 0), ["decoder"]),
-    ("7.2", (2_883_584, 0), ["W^O is missing"]),
+    ("7.1", ("b",), ["(b) is not the best answer", "does not open a path"]),
+    ("7.2", (5_251_584, 31_509_504), ["biases"]),
+    ("7.2", (6_291_456, 0), ["decoder"]),
+    ("7.2", (4_980_736, 0), ["W^O is missing"]),
     ("7.2", (1_048_576, 0), ["attention block alone"]),
-    ("7.2", (3_145_728, 3_145_728), ["N = 6"]),
-    ("7.2", (18_874_368, 0), ["whole encoder"]),
+    ("7.2", (5_242_880, 5_242_880), ["N = 6"]),
+    ("7.2", (31_457_280, 0), ["whole encoder"]),
+    ("7.2", (3_145_728, 18_874_368), ["base model's layer, with d_ff = 2048", "4096"]),
+    ("7.2", (3_152_384, 18_914_304), ["base model's layer (d_ff = 2048) with biases"]),
+    ("7.2", (5_242_880, 18_874_368), ["base model's encoder", "6 × 5,242,880"]),
+    ("7.2", (5_242_880, 31_509_504), ["biases and LayerNorms"]),
     ("7.3", ("a",), ["training"]),
     ("7.4", (variant(parameter_breakdown, weights_only=True),), ["biases are parameters too"]),
     ("7.4", (variant(parameter_breakdown, with_norms=False),), ["no LayerNorm parameters"]),
@@ -299,26 +304,29 @@ def test_a_step_without_any_mask_is_named():
 
 # 7.2: each miscount is named, as a mistake ------------------------------------------------------
 
-D, DK, FF = 512, 64, 2048
+D, DK, FF = 512, 64, 4096  # Table 3's variant with the wider FFN
 FFN = 2 * D * FF
+LAYER = 4 * D * D + FFN  # 5,242,880
 
 
 @pytest.mark.parametrize(
     "layer, encoder, words",
     [
-        (3_145_728 + 4 * D + FF + D, 0, ["biases"]),  # every bias, no LayerNorm
-        (3_145_728 + FF + D, 0, ["the FFN's biases"]),  # a bias family counted
-        (3_145_728 + 2 * D, 0, ["one LayerNorm's γ and β"]),
-        (3_145_728 + 4 * D, 0, ["LayerNorms' γ and β (2 × 2 × 512)"]),
+        (LAYER + 4 * D + FF + D, 0, ["biases"]),  # every bias, no LayerNorm
+        (LAYER + FF + D, 0, ["the FFN's biases"]),  # a bias family counted
+        (LAYER + 2 * D, 0, ["one LayerNorm's γ and β"]),
+        (LAYER + 4 * D, 0, ["LayerNorms' γ and β (2 × 2 × 512)"]),
         (3 * 8 * D * D + D * D + FFN, 0, ["512 × 64 (d_k = 512 / 8), not 512 × 512"]),
         (3 * D * DK + D * D + FFN, 0, ["lacks n_heads (8)"]),  # one head's projections
-        (4 * D * D + 2 * D * D, 0, ["d_ff = 2048, not d_model"]),
+        (4 * D * D + 2 * D * D, 0, ["d_ff = 4096, not d_model"]),
+        (4 * D * D + 2 * FF * FF, 0, ["not 4096 × 4096"]),
         (3 * 8 * D * 63 + D * D + FFN, 0, ["you have 63 for d_k (64)"]),  # a typo in one factor
         (3 * 8 * D * DK - D * D + FFN, 0, ["W^O = 512 × 512 is subtracted"]),
         (3 * 8 * D * DK + 8 * D * D + FFN, 0, ["W^O = 512 × 512 is counted 8 times"]),
-        (3_145_728, 5 * 3_145_728, ["5 layers; the encoder stacks N = 6"]),
-        (3_145_728, 12 * 3_145_728, ["encoder and decoder stacks"]),
-        (3_145_728, 6, ["N alone"]),
+        (LAYER, 5 * LAYER, ["5 layers; the encoder stacks N = 6"]),
+        (LAYER, 12 * LAYER, ["encoder and decoder stacks"]),
+        (LAYER, 6, ["N alone"]),
+        (LAYER, LAYER / 6, ["one layer divided by N = 6"]),
     ],
 )
 def test_the_miscounts_of_7_2_are_named(layer, encoder, words):
@@ -329,8 +337,8 @@ def test_the_miscounts_of_7_2_are_named(layer, encoder, words):
 
 
 def test_an_unexplained_count_in_7_2_says_how_far_off_it_is():
-    result = check("7.2", 3_000_000, 0)
-    assert result.diagnosis == DIFFERENCE and "-145,728 off" in result.message, result.message
+    result = check("7.2", 5_000_000, 0)
+    assert result.diagnosis == DIFFERENCE and "-242,880 off" in result.message, result.message
 
 
 # 7.4: the miscounts of the parameter tool are named -----------------------------------------------

@@ -13,10 +13,12 @@ import torch
 from PIL import Image
 
 from course_lib.layers import PositionwiseFeedForward
+from course_lib.widgets import deep_stack
 from course_lib.widgets.deep_stack import (
     GRADIENT_RANGE,
     MAX_DEPTH,
     DeepStackExplorer,
+    describe_stack,
     refresh_stack,
     render_stack,
     stack_png,
@@ -161,16 +163,63 @@ def test_moving_a_control_redraws_in_place_and_shows_a_png():
     explorer.depth.value = 30
     assert explorer.figure is figure  # redrawn in place, not rebuilt
     assert explorer.profile.depth == 30 and len(figure.axes[1].lines[0].get_xdata()) == 30
-    assert _shown(explorer)["text/plain"] == "<deep stack: 30 layers, LN(x + F(x))>"
+    assert _shown(explorer)["text/plain"] == _described(30, True, "post") == explorer.text
     png = _shown(explorer)["image/png"]
     assert png != first
     assert Image.open(io.BytesIO(base64.b64decode(png))).format == "PNG"
+
+
+def _described(depth, residual, norm) -> str:
+    shown, other = stack_profile(depth, residual, norm), stack_profile(depth, not residual, norm)
+    return describe_stack(shown, other)
+
+
+def test_a_redraw_computes_each_profile_once(monkeypatch):
+    explorer = DeepStackExplorer(depth=12)
+    calls = []
+
+    def counting(*args, **kwargs):
+        calls.append(args)
+        return stack_profile(*args, **kwargs)
+
+    monkeypatch.setattr(deep_stack, "stack_profile", counting)
+    explorer.depth.value = 20
+    assert sorted(calls) == [(20, False, "post", 0), (20, True, "post", 0)]
+
+
+def test_the_description_refuses_a_second_profile_that_is_not_the_other_wrapping():
+    with pytest.raises(ValueError, match=r"other must have \(depth, residual, norm\)"):
+        describe_stack(stack_profile(8, True, "post"), stack_profile(8, True, "post"))
+    with pytest.raises(ValueError, match=r"= \(8, False, 'pre'\).*got \(8, False, 'post'\)"):
+        describe_stack(stack_profile(8, True, "pre"), stack_profile(8, False, "post"))
+
+
+@pytest.mark.parametrize("residual", [True, False])
+@pytest.mark.parametrize("norm", ["none", "pre"])
+def test_the_description_follows_the_scale_with_and_without_the_residual_path(residual, norm):
+    text = _described(24, residual, norm)
+    for r in (residual, not residual):
+        rms = stack_profile(24, r, norm).activation_rms
+        verb = (
+            "grows" if rms[-1] > 1.25 * rms[0] else "fades" if rms[-1] < 0.8 * rms[0] else "stays"
+        )
+        assert f"{rms[0]:.2f} at the input, {rms[-1]:.2f} after layer 24 ({verb}" in text
+    assert text.startswith(f"24 layers, each x → {stack_profile(24, residual, norm).label} ")
+    assert f"With the residual path {'off' if residual else 'on'}" in text
+
+
+def test_the_description_counts_vanished_gradients():
+    grads = stack_profile(48, False, "none").grad_norm
+    assert (grads < 1e-8).sum() > 0  # the plain stack loses its first layers' gradients
+    assert f"; {(grads < 1e-8).sum()} below 1e-8 (vanished)." in _described(48, False, "none")
+    assert "vanished" not in _described(48, True, "post")
 
 
 def test_the_switches_change_the_wrapping():
     explorer = DeepStackExplorer(depth=8)
     explorer.residual.value = False
     explorer.norm.value = "none"
+    assert explorer.norm.options[0] == ("no LayerNorm", "none")  # buttons, not a menu
     assert explorer.profile.label == "F(x)"
     assert explorer.profile.grad_norm[0] < explorer.profile.grad_norm[-1]
     explorer.norm.value = "pre"

@@ -12,7 +12,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from course_lib.lesson_format import STUB_COMMENT
+from course_lib.lesson_format import STUB_COMMENT, listed_options
 from course_tools.grade import main
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -41,7 +41,8 @@ TIMEOUT = 10  # seconds per cell: the endless loop costs this much
 
 
 def _exercise_cells(solved: bool) -> list:
-    """Lesson 3's answer cells, check cells and free-text cell, solved or as stubs."""
+    """Lesson 3's answer cells, check cells, free-text cell and the cell listing the options of
+    its multiple choice, solved or as stubs."""
     lesson = nbformat.read(ROOT / "lessons" / NAME, as_version=4).cells
     solution = {c.id: c for c in nbformat.read(ROOT / "solutions" / NAME, as_version=4).cells}
     cells = []
@@ -52,6 +53,8 @@ def _exercise_cells(solved: bool) -> list:
                 cell.source.split("*Your answer here")[0] + ANSWER if solved else cell.source
             )
             cells.append(cell)
+        elif cell.cell_type == "markdown" and listed_options({"cells": [cell]}):
+            cells.append(nbformat.from_dict(dict(cell)))
         elif cell.cell_type == "code" and (
             STUB_COMMENT in cell.source or cell.source.startswith("check(")
         ):
@@ -266,7 +269,7 @@ def test_reference_handed_back_is_flagged_and_scores_zero(graded):
 
 def test_summary_counts_and_lists_free_text(graded):
     text = (graded["out"] / "summary.md").read_text(encoding="utf-8")
-    assert "| 3.4 | 4 | 2 | 2 | 1 |" in text  # passed, not yet, not done, flagged
+    assert "| 3.4 | 4 | 2 | 2 | 0 | 1 |" in text  # passed, not yet, not done, not graded, flagged
     assert "**malformed**" in text and ANSWER in text
 
 

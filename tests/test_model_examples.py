@@ -6,6 +6,7 @@ import torch
 from course_lib.pretrained import load_pretrained
 from course_lib.widgets import AttentionExplorer
 from course_lib.widgets.model_examples import (
+    FACETS,
     KINDS,
     alignment,
     model_examples,
@@ -48,6 +49,24 @@ def test_the_explorer_shows_model_examples(t):
     explorer.example_select.value = len(examples) - 1  # the last layer's cross-attention
     explorer.head_select.value = 3
     assert explorer.weights.shape == (6, 5)
+
+
+def test_the_explorer_offers_sentence_kind_and_layer_as_rows_of_buttons(t):
+    sentences = ["i eat the red apple", "my sister does not like the green cars"]
+    examples = model_examples(t.model, sentences, t.src_vocab, t.tgt_vocab)
+    layers = len(t.model.decoder.layers)
+    last = f"{sentences[0]} · cross-attention · layer {layers}"
+    explorer = AttentionExplorer(examples, facets=FACETS, example=last)
+    sentence, kind, layer = explorer.facet_selects
+    assert sentence.options == tuple(sentences) and kind.options == KINDS  # names in full
+    assert layer.options == tuple(f"layer {i}" for i in range(1, layers + 1))
+    assert (layer.layout.display == "none") == (layers == 1)
+    assert "course-wide-choices" in sentence._dom_classes  # wrapped, not cut off
+    kind.value = KINDS[0]
+    assert examples[explorer.example_index].name == f"{sentences[0]} · {KINDS[0]} · layer {layers}"
+    sentence.value = sentences[1]
+    assert explorer.weights.shape == (8, 8)  # the second sentence's encoder, 8 words
+    assert explorer.text.startswith(f"Attention map of {sentences[1]} · {KINDS[0]}")
 
 
 @pytest.mark.parametrize(

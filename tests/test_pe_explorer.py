@@ -7,6 +7,7 @@ control and inspects what was drawn: the images' arrays, the lines' data, the ti
 import base64
 import io
 import math
+import re
 import subprocess
 import sys
 
@@ -17,7 +18,9 @@ from PIL import Image
 
 from course_lib.positional import sinusoidal_encoding
 from course_lib.widgets.pe_data import (
+    describe_pe,
     diagonal_spread,
+    format_wavelength,
     frequencies,
     rotation_error,
     shift_matrix,
@@ -25,7 +28,7 @@ from course_lib.widgets.pe_data import (
     wavelength,
 )
 from course_lib.widgets.pe_explorer import D_MODELS, PEExplorer, dimension_options
-from course_lib.widgets.pe_figures import PEFigure, render_pe
+from course_lib.widgets.pe_figures import MAX_WAVES, PEFigure, render_pe
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
@@ -187,15 +190,95 @@ def test_explorer_shows_a_png_of_the_starting_settings(explorer):
     assert explorer.widget.layout.flex_flow == "row wrap"  # narrow screens: picture below
 
 
-def test_d_model_slider_rebuilds_the_dimension_menu_and_keeps_what_still_exists(explorer):
+def test_d_model_slider_rebuilds_the_dimension_slider_and_keeps_the_waves_that_still_exist(
+    explorer,
+):
     explorer.d_model.value = 16
     assert explorer.view.table.shape == (100, 16)
-    assert len(explorer.dims.options) == 16 and explorer.dims.value == (0, 8)
-    assert explorer.dims.options[1] == ("1 cos, λ = 6.28", 1)
-    explorer.dims.value = (9, 15)
+    assert len(explorer.dimension.options) == 16 and explorer.waves == (0, 8)
+    assert explorer.dimension.options[1] == ("1 cos, λ = 6.28", 1)
+    explorer.set_waves((9, 15))
     explorer.d_model.value = 8
-    assert explorer.dims.value == (0,)  # nothing left: dimension 0
+    assert explorer.waves == (0,) and explorer.view.dims == (0,)  # nothing left: dimension 0
     assert explorer.d_model.options == D_MODELS
+
+
+def _listed(explorer) -> list[str]:
+    return re.findall(r"<li>(.*?)</li>", explorer.wave_list.value)
+
+
+def test_add_and_remove_wave_buttons_change_the_waves_drawn_and_listed(explorer):
+    assert _listed(explorer) == ["0 sin, λ = 6.28", "8 sin, λ = 19.9", "20 sin, λ = 112"]
+    before = shown_png(explorer)
+    explorer.dimension.value = 1
+    explorer.add_wave.click()
+    assert explorer.waves == explorer.view.dims == (0, 8, 20, 1)
+    assert (
+        _listed(explorer)[-1] == "1 cos, λ = 6.28"
+        and "Added dimension 1." in explorer.wave_list.value
+    )
+    assert shown_png(explorer) != before
+    explorer.dimension.value = 8
+    explorer.remove_wave.click()
+    assert explorer.waves == (0, 20, 1) and len(_listed(explorer)) == 3
+    assert "dimension 8 (" not in explorer.text and "dimension 1 (cos" in explorer.text
+
+
+def test_the_buttons_say_why_they_did_nothing(explorer):
+    explorer.dimension.value = 8
+    explorer.add_wave.click()
+    assert (
+        explorer.waves == (0, 8, 20) and "Dimension 8 is drawn already." in explorer.wave_list.value
+    )
+    explorer.dimension.value = 9
+    explorer.remove_wave.click()
+    assert explorer.waves == (0, 8, 20) and "Dimension 9 is not drawn" in explorer.wave_list.value
+    for dim in (1, 2, 3):
+        explorer.dimension.value = dim
+        explorer.add_wave.click()
+    assert len(explorer.waves) == MAX_WAVES == len(_listed(explorer))
+    explorer.dimension.value = 4
+    explorer.add_wave.click()
+    assert len(explorer.waves) == MAX_WAVES
+    assert f"At most {MAX_WAVES} waves are drawn" in explorer.wave_list.value
+    explorer.set_waves((3,))
+    explorer.dimension.value = 3
+    explorer.remove_wave.click()
+    assert explorer.waves == (3,) and "One wave stays drawn" in explorer.wave_list.value
+
+
+def test_the_wave_list_and_the_limit_are_said_in_the_controls(explorer):
+    assert f"Waves drawn (3, at most {MAX_WAVES})" in explorer.wave_list.value
+    assert "course-live" in explorer.wave_list._dom_classes  # read out when it changes
+
+
+@pytest.mark.parametrize(
+    "d_model, position, dims, offset",
+    [(64, 10, (0, 8, 20), 3), (16, 0, (1, 15), 7), (512, 99, (0, 300), 50)],
+)
+def test_the_description_names_the_waves_the_similarity_peak_and_the_shift(
+    d_model, position, dims, offset
+):
+    view = PEFigure().update(d_model=d_model, position=position, dims=dims, offset=offset)
+    text = describe_pe(view, position, offset)
+    pe = sinusoidal_encoding(100, d_model).double()
+    for dim in dims:
+        value = round(pe[position, dim].item(), 2) + 0.0
+        kind = ("sin", "cos")[dim % 2]
+        assert (
+            f"dimension {dim} ({kind}, λ = {format_wavelength(wavelength(dim, d_model))}): {value:.2f}"
+            in text
+        )
+    sim = pe @ pe.T / (d_model / 2)
+    neighbours = [sim[position, j].item() for j in (position - 1, position + 1) if 0 <= j < 100]
+    assert (
+        f"peaks at 1.00 on itself, {round(max(neighbours), 2) + 0.0:.2f} one position away" in text
+    )
+    low = sim[position].min().item()
+    distance = (sim[position] - low).abs().argmin().item() - position
+    assert f"lowest {round(low, 2) + 0.0:.2f} at distance {abs(distance)}" in text
+    assert f"d_model = {d_model}, 100 positions, position {position} marked" in text
+    assert f"R_{offset} · PE({position}) = PE({position + offset}) up to 0.00." in text
 
 
 def test_position_slider_redraws_and_changes_the_picture(explorer):
@@ -277,6 +360,9 @@ def test_save_reports_a_failure_in_the_status(tmp_path):
         (lambda: PEExplorer(d_model=48), ValueError, "d_model must be one of"),
         (lambda: PEExplorer(max_len=500), ValueError, "max_len must be an int in 10 .. 200"),
         (lambda: PEExplorer(d_model=8, dims=(8,)), ValueError, "dims must be ints in 0 .. 7"),
+        (lambda: PEExplorer(dims=range(7)), ValueError, "dims must hold 1 to 6 dimensions; got 7"),
+        (lambda: PEExplorer(dims=()), ValueError, "dims must hold 1 to 6 dimensions; got 0"),
+        (lambda: PEExplorer(d_model=8).set_waves((9,)), ValueError, "dims must be ints in 0 .. 7"),
     ],
 )
 def test_bad_inputs_raise_errors_that_name_the_argument(call, error, words):

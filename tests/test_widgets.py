@@ -5,7 +5,10 @@ control and inspects what was drawn: the heatmap's array, the cell labels, the t
 """
 
 import base64
+import html
 import io
+import itertools
+import math
 import subprocess
 import sys
 
@@ -23,6 +26,7 @@ from course_lib.widgets import (
     AttentionExample,
     AttentionExplorer,
     attention_weights,
+    describe_attention,
     draw_attention,
     figure_png,
     lesson3_examples,
@@ -30,6 +34,7 @@ from course_lib.widgets import (
     render_attention,
     show_figure,
 )
+from course_lib.widgets._display import image_bundle
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 WORKED, RANDOM, SENTENCE, TRANSLATION = range(4)  # the order of lesson3_examples()
@@ -384,14 +389,14 @@ def test_checkboxes_are_disabled_where_they_mean_nothing(tmp_path):
     assert explorer.hidden is None
 
 
-def test_example_dropdown_rebuilds_the_head_options(explorer, examples):
-    assert explorer.head_select.options == (("head 1", 0),)
+def test_example_buttons_rebuild_the_head_buttons(explorer, examples):
+    assert explorer.head_select.options == (("1", 0),)
     explorer.example_select.value = SENTENCE
-    assert explorer.head_select.options == (("head 1", 0), ("head 2", 1))
+    assert explorer.head_select.options == (("1", 0), ("2", 1))
     assert explorer.head_select.layout.display is None and not explorer.head_select.disabled
     explorer.head_select.value = 1
     explorer.example_select.value = WORKED
-    assert explorer.head_select.options == (("head 1", 0),) and explorer.head_select.value == 0
+    assert explorer.head_select.options == (("1", 0),) and explorer.head_select.value == 0
     assert text(explorer.figure, "title") == examples[WORKED].name
 
 
@@ -539,41 +544,6 @@ def test_importing_the_widgets_loads_neither_ipywidgets_nor_pyplot():
     assert result.stdout.split() == ["False", "False"]
 
 
-# The browser tests (tests/browser) find each explorer's parts by these class names.
-
-
-def _explorers():
-    from course_lib.widgets import (
-        AttentionExplorer,
-        DeepStackExplorer,
-        PEExplorer,
-        VectorExplorer,
-        lesson3_examples,
-    )
-
-    attention = AttentionExplorer(lesson3_examples(), save_dir="/tmp")
-    pe, vectors, stack = PEExplorer(), VectorExplorer(), DeepStackExplorer(depth=2)
-    return {
-        "course-attention-explorer": (attention.widget, attention.output),
-        "course-temperature": (attention.temperature,),
-        "course-causal": (attention.causal,),
-        "course-pe-explorer": (pe.widget, pe.output),
-        "course-position": (pe.position,),
-        "course-vector-explorer": (vectors.widget, vectors.output),
-        "course-angle-b": (vectors.angle_b,),
-        "course-deep-stack-explorer": (stack.widget, stack.output),
-        "course-depth": (stack.depth,),
-        "course-residual": (stack.residual,),
-    }
-
-
-def test_explorers_keep_the_class_names_the_browser_tests_use():
-    for name, (widget, *output) in _explorers().items():
-        assert name in widget._dom_classes, name
-        for picture in output:
-            assert "course-picture" in picture._dom_classes, name
-
-
 # Tick labels drawn as glyph outlines (one collection) stand where matplotlib puts Text ones.
 
 
@@ -630,3 +600,152 @@ def test_outlined_labels_stand_where_matplotlib_puts_text_tick_labels(
     )  # the axes: rows 15..195, cols 105..
     text, outline = _ink_box(figure(False), region), _ink_box(figure(True), region)
     assert np.abs(text - outline).max() <= 2, f"Text labels at {text}, outlines at {outline}"
+
+
+# The text alternative: computed from the weights drawn
+
+
+def _strongest_in_words(example, **settings) -> list[str]:
+    """ "query → key 0.72" for each row whose largest weight (to 2 decimals) is unique."""
+    weights, _ = attention_weights(example, **settings)
+    rows = []
+    for query, row in zip(example.query_tokens, weights.tolist(), strict=True):
+        rounded = [round(w, 2) for w in row]
+        top = max(rounded)
+        if rounded.count(top) == 1:
+            rows.append(f"{query} → {example.key_tokens[rounded.index(top)]} {top:.2f}")
+    return rows
+
+
+@pytest.mark.parametrize(
+    "which, settings",
+    [
+        (WORKED, {}),
+        (RANDOM, {"scale": False}),
+        (SENTENCE, {"head": 1, "temperature": 0.5}),
+        (SENTENCE, {"head": 0, "causal": True}),
+        (TRANSLATION, {"temperature": 2.0}),
+    ],
+)
+def test_the_description_names_each_querys_strongest_key_and_the_settings(
+    examples, which, settings
+):
+    example = examples[which]
+    text = describe_attention(example, **settings)
+    described = _strongest_in_words(example, **settings)[:8]  # the first 8 queries
+    assert described and all(row in text for row in described)
+    head = settings.get("head", 0)
+    assert f"head {head + 1} of 2" in text if example.n_heads == 2 else "head" not in text
+    assert f"τ = {settings.get('temperature', 1.0):.2f}" in text
+    assert ("not divided by √d_k" in text) == (settings.get("scale") is False)
+    assert ("causal mask on" in text) == settings.get("causal", False)
+    T_q, T_k = example.scores.shape[1:]
+    assert f"{T_q} queries (rows) by {T_k} keys (columns)" in text
+
+
+def test_the_description_counts_the_queries_it_leaves_out_and_says_when_weights_tie(examples):
+    text = describe_attention(examples[SENTENCE], head=1)  # 11 queries; "the" asks for nothing
+    assert text.count(" → ") == 8 and text.endswith("and 3 more queries.")
+    assert "the → spread evenly over all 11 visible keys, 0.09 each" in text
+    masked = describe_attention(examples[WORKED], causal=True)
+    assert "the → the 1.00" in masked  # only itself is visible to the first query
+    assert "sat → spread evenly over all 3 visible keys, 0.33 each" in masked
+
+
+def test_a_query_that_sees_no_key_is_described_as_such():
+    example = AttentionExample(
+        "blind", "a b", "x y", torch.tensor([[[0.0, 1.0], [-math.inf] * 2]]), 1
+    )
+    assert "b → no key visible" in describe_attention(example)
+
+
+def test_the_explorer_gives_its_picture_the_description_as_alt_text(explorer, examples):
+    explorer.example_select.value = SENTENCE
+    explorer.head_select.value, explorer.temperature.value = 1, 0.5
+    expected = describe_attention(examples[SENTENCE], head=1, temperature=0.5)
+    (output,) = explorer.output.outputs
+    assert output["data"]["text/plain"] == explorer.text == expected
+    assert f'alt="{html.escape(expected, quote=True)}"' in output["data"]["text/html"]
+
+
+@pytest.mark.parametrize(
+    "alt, error", [(None, TypeError), (b"bytes", TypeError), ("", ValueError), (" \n", ValueError)]
+)
+def test_image_bundle_refuses_an_alt_that_is_not_a_description(alt, error):
+    with pytest.raises(error, match="^alt must"):
+        image_bundle(b"\x89PNG", alt)
+    assert image_bundle(b"\x89PNG", "a dot")["text/plain"] == "a dot"
+
+
+# Many examples named by parts: one row of buttons per part
+
+
+def _faceted(parts=(("s1", "s2"), ("enc", "dec"), ("layer 1", "layer 2")), skip=()):
+    examples = []
+    for i, name in enumerate(itertools.product(*parts)):
+        if name not in skip:
+            scores = torch.full((1 + i % 2, 2, 2), float(i))
+            examples.append(AttentionExample(" · ".join(name), "a b", "a b", scores, 1))
+    return examples
+
+
+def test_facets_give_one_row_of_buttons_per_part_of_the_names(tmp_path):
+    examples = _faceted()
+    explorer = AttentionExplorer(
+        examples,
+        facets=("sentence", "attention", "layer"),
+        example="s2 · enc · layer 2",
+        save_dir=tmp_path,
+    )
+    assert explorer.example_select is None
+    assert [s.options for s in explorer.facet_selects] == [
+        ("s1", "s2"),
+        ("enc", "dec"),
+        ("layer 1", "layer 2"),
+    ]
+    assert "course-facet-sentence" in explorer.facet_selects[0]._dom_classes
+    assert explorer.example_index == 5 and text(explorer.figure, "title").startswith(
+        "s2 · enc · layer 2"
+    )
+    explorer.facet_selects[1].value = "dec"  # the other parts stay
+    assert explorer.example_index == 7 and examples[7].name == "s2 · dec · layer 2"
+    explorer.example_index = 0
+    assert [s.value for s in explorer.facet_selects] == ["s1", "enc", "layer 1"]
+    assert explorer.text.startswith("Attention map of s1 · enc · layer 1")
+
+
+def test_a_missing_combination_moves_the_other_parts_to_the_nearest_example(tmp_path):
+    examples = _faceted(skip={("s2", "dec", "layer 1")})
+    explorer = AttentionExplorer(examples, facets=("s", "kind", "layer"), save_dir=tmp_path)
+    explorer.facet_selects[2].value = "layer 1"  # s1 · enc · layer 1 already
+    explorer.facet_selects[1].value = "dec"
+    explorer.facet_selects[0].value = "s2"  # s2 · dec · layer 1 does not exist
+    assert examples[explorer.example_index].name == "s2 · dec · layer 2"
+    assert explorer.facet_selects[2].value == "layer 2"
+
+
+def test_a_part_with_one_value_is_hidden(tmp_path):
+    examples = _faceted(parts=(("s1", "s2"), ("enc",)))
+    explorer = AttentionExplorer(examples, facets=("s", "kind"), save_dir=tmp_path)
+    assert [s.layout.display for s in explorer.facet_selects] == [None, "none"]
+
+
+@pytest.mark.parametrize(
+    "kwargs, error, words",
+    [
+        ({"facets": ("a", "b")}, ValueError, "need names of 2 parts"),
+        ({"facets": "sentence"}, TypeError, "facets must be a list"),
+        ({"example": "nope"}, ValueError, "example must be the name"),
+        ({"example": 9}, ValueError, "example must be in 0..7"),
+        ({"example": 1.0}, TypeError, "example must be an int"),
+    ],
+)
+def test_bad_facets_and_starting_examples_are_named(kwargs, error, words):
+    with pytest.raises(error, match=words):
+        AttentionExplorer(_faceted(), **kwargs)
+
+
+def test_repeated_names_cannot_be_told_apart_by_facets():
+    examples = _faceted()
+    with pytest.raises(ValueError, match=r"examples\[1\].name 's1 · enc · layer 1' repeats"):
+        AttentionExplorer([examples[0], examples[0]], facets=("a", "b", "c"))

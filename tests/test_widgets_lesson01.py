@@ -16,6 +16,7 @@ from course_lib.widgets.sequence_cost import (
     KINDS,
     LENGTHS,
     SequenceCostExplorer,
+    describe_sequence_cost,
     draw_cost_crossover,
     layer_costs,
     measure_forward,
@@ -81,6 +82,25 @@ def fake_timings(d):
     timings = {("lstm", n, d): n * 1e-5 for n in LENGTHS}
     timings |= {("attention", n, d): n * n * 1e-5 / 256 for n in LENGTHS}
     return timings
+
+
+@pytest.mark.parametrize("n", [16, 64, 512])
+def test_the_description_says_which_layer_was_faster_and_its_times(n):
+    timings = fake_timings(64)
+    lstm, attention = 1000 * timings["lstm", n, 64], 1000 * timings["attention", n, 64]
+    text = describe_sequence_cost(n, 64, timings)
+    faster = "self-attention" if attention < lstm else "the LSTM"
+    ratio = max(lstm, attention) / min(lstm, attention)
+    assert f"LSTM takes {lstm:.2f} ms and self-attention {attention:.2f} ms" in text
+    assert f"so {faster} is {ratio:.1f}× faster" in text
+    first = 1000 * timings["lstm", 16, 64]
+    assert (f"LSTM {first:.2f} → {lstm:.2f} ms" in text) == (n > 16)
+    assert f"{n:,} sequential steps against 1" in text and f"{n - 1:,} hops against 1" in text
+
+
+def test_the_description_calls_a_draw_a_draw():
+    timings = {(kind, 16, 32): 0.001 for kind in KINDS}
+    assert "so both take the same time" in describe_sequence_cost(16, 32, timings)
 
 
 def test_render_plots_the_timings_in_ms_up_to_n_and_the_counts_at_n():
@@ -187,7 +207,7 @@ def test_the_explorer_redraws_one_figure_and_shows_what_a_new_one_shows(explorer
 def test_the_explorer_shows_a_png_and_says_which_layer_won(explorer):
     (output,) = explorer.output.outputs
     assert base64.b64decode(output["data"]["image/png"]).startswith(PNG_MAGIC)
-    assert "n = 64" in output["data"]["text/plain"]
+    assert output["data"]["text/plain"] == describe_sequence_cost(64, 32, explorer.timings)
     assert "self-attention is 4.0× faster" in explorer.status.value  # 0.64 ms vs 0.16 ms
     explorer.n_select.value = 1024
     assert "the LSTM is 4.0× faster" in explorer.status.value

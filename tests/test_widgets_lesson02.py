@@ -16,6 +16,7 @@ from course_lib.widgets.vectors import (
     COLOURS,
     VectorExplorer,
     VectorPair,
+    describe_vectors,
     polar,
     readout,
     refresh_vectors,
@@ -98,6 +99,19 @@ def test_a_tiny_negative_number_is_not_shown_as_minus_zero():
 # The drawing
 
 
+@pytest.mark.parametrize(
+    "angle_a, length_a, angle_b, length_b", [(30, 1.5, 120, 0.5), (-90, 2, 170, 1)]
+)
+def test_the_description_gives_each_arrow_and_the_readout(angle_a, length_a, angle_b, length_b):
+    pair = vector_pair(angle_a, length_a, angle_b, length_b)
+    text = describe_vectors(pair, ("q", "k"))
+    assert f"q (direction {angle_a:.1f}°, length {length_a:.2f})" in text
+    assert f"k (direction {angle_b:.1f}°, length {length_b:.2f})" in text
+    assert text.endswith(readout(pair, ("q", "k")))
+    dot = length_a * length_b * math.cos(math.radians(angle_b - angle_a))
+    assert f"q·k = {round(dot, 2) + 0.0:.2f}" in text
+
+
 def test_the_figure_is_titled_labelled_square_and_colour_blind_safe():
     fig = render_vectors(pair_of(CAT, DOG), ("cat", "dog"))
     ax = fig.axes[0]
@@ -173,7 +187,11 @@ def test_the_explorer_starts_on_the_given_vectors(explorer):
     assert "cat·dog = 1.20" in explorer.readout_label.value
     (output,) = explorer.output.outputs
     assert base64.b64decode(output["data"]["image/png"]).startswith(PNG_MAGIC)
-    assert output["data"]["text/plain"] == explorer.text
+    assert (
+        output["data"]["text/plain"]
+        == explorer.alt
+        == describe_vectors(explorer.pair, ("cat", "dog"))
+    )
 
 
 def test_moving_a_slider_redraws_the_same_figure_with_new_numbers(explorer):

@@ -7,8 +7,8 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from course_lib import workspace
-from course_lib.lesson_format import COURSE
+from course_lib import choice_history, workspace
+from course_lib.lesson_format import COURSE, with_letter
 from course_tools.authoring import build_lessons, lesson_version
 
 
@@ -243,3 +243,101 @@ def test_the_real_lessons_carry_the_version_of_their_cells(path):
     lesson = read(path)
     assert lesson.metadata[COURSE]["version"] == lesson_version(lesson)
     assert lesson.metadata[COURSE]["lesson"] == path.name.split("_")[0]
+
+
+# Multiple choices whose options moved ------------------------------------------------------
+
+OPTIONS = {"a": "Because it is cheaper.", "b": "Because of the softmax.", "c": "No reason."}
+
+
+def choice_lesson(order: str = "abc", right: str = "b", intro: str = "# Lesson 3") -> dict:
+    """Lesson 03 with one multiple choice whose options a, b, c list OPTIONS[order[i]]."""
+    listing = "\n".join(
+        f"- **{letter}.** {OPTIONS[o]}" for letter, o in zip("abc", order, strict=True)
+    )
+    return {
+        "intro": ("md", intro),
+        "q": ("md", f"### ✏️ 3.1 Recall: why?\n\n{listing}"),
+        "ex-3-1": ("code", f'# BEGIN SOLUTION\nanswer_3_1 = "{right}"\n# END SOLUTION'),
+        "check": ("code", 'check("3.1", answer_3_1)'),
+    }
+
+
+@pytest.fixture
+def answered(course, monkeypatch):
+    """A copy of lesson 03 whose multiple choice is answered "(B)", the softmax; then the
+    lesson's options b and c swap places. Returns the copy and the version it was made from."""
+    course.publish(choice_lesson())
+    workspace.prepare(course.lessons, course.work)
+    mine = course.work / "03_attention.ipynb"
+    edit(mine, ex_3_1='answer_3_1 = "(B)"  # the softmax')
+    course.publish(choice_lesson(order="acb", right="c"))
+    monkeypatch.chdir(course.work.parent)
+    return mine, workspace.version_of(mine)
+
+
+def test_prepare_and_update_move_a_letter_as_the_record_says(answered, monkeypatch, capsys):
+    mine, then = answered
+    monkeypatch.setitem(choice_history.EARLIER, 3, {then: {"3.1": {"b": "c", "c": "b"}}})
+    assert workspace.main(["prepare"]) == 0
+    out = capsys.readouterr().out
+    assert "  03_attention  (the options of multiple choice 3.1 are in a new order)" in out
+    assert "Warning: an answer to a multiple choice is a letter" in out
+    assert "make update LESSON=03" in out
+    assert workspace.main(["update", "3"]) == 0
+    out = capsys.readouterr().out
+    cells = {c.id: c.source for c in read(mine).cells}
+    assert cells["ex-3-1"] == 'answer_3_1 = "(C)"  # the softmax', "same option, its new letter"
+    assert '  3.1: "b" is now "c"\n' in out and "Check your answers" not in out
+
+
+def test_update_asks_to_check_letters_it_cannot_read(answered, capsys):
+    mine, _ = answered  # its version is not on record, and it lists the options otherwise
+    assert workspace.main(["prepare"]) == 0
+    out = capsys.readouterr().out
+    assert "03_attention  (its multiple-choice options may be in another order)" in out
+    assert "Warning: an answer to a multiple choice is a letter" in out
+    result = workspace.update("03", Path("lessons"), Path("workspace"))
+    assert result.unsure == ("3.1",) and result.relettered == ()
+    cells = {c.id: c.source for c in read(mine).cells}
+    assert cells["ex-3-1"] == 'answer_3_1 = "(B)"  # the softmax', "carried as it was"
+    workspace._report_update(result)
+    assert "Check your answers to multiple choice 3.1" in capsys.readouterr().out
+
+
+def test_a_new_version_with_the_same_options_leaves_letters_alone(course, monkeypatch, capsys):
+    course.publish(choice_lesson())
+    workspace.prepare(course.lessons, course.work)
+    mine = course.work / "03_attention.ipynb"
+    edit(mine, ex_3_1='answer_3_1 = "b"')
+    course.publish(choice_lesson(intro="# Lesson 3, revised"))
+    monkeypatch.chdir(course.work.parent)
+    assert workspace.main(["prepare"]) == 0
+    out = capsys.readouterr().out
+    assert "  03_attention\n" in out and "Warning" not in out
+    result = workspace.update("03", Path("lessons"), Path("workspace"))
+    assert (result.relettered, result.unsure) == ((), ())
+    assert {c.id: c.source for c in read(mine).cells}["ex-3-1"] == 'answer_3_1 = "b"'
+
+
+@pytest.mark.parametrize(
+    "source, moved",
+    [
+        ('answer_3_1 = "b"', ('answer_3_1 = "c"', "b", "c")),
+        (
+            "x = 1\nanswer_3_1 = ' (B). '  # sure",
+            ("x = 1\nanswer_3_1 = ' (C). '  # sure", "b", "c"),
+        ),
+        ('answer_3_1 = "a"', ('answer_3_1 = "a"', "a", "a")),
+        ("answer_3_1 = None", None),
+        ('answer_3_10 = "b"', None),
+        ('answer_3_1 = "speed"', None),
+    ],
+)
+def test_with_letter_moves_only_a_letter_assigned_to_the_name(source, moved):
+    assert with_letter(source, "answer_3_1", {"b": "c", "c": "b"}) == moved
+
+
+def test_letters_takes_the_lesson_as_a_number():
+    with pytest.raises(TypeError, match="lesson must be an int; got str"):
+        choice_history.letters({}, {}, "03")

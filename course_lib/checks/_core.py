@@ -30,6 +30,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from ..lesson_format import choice_letter
 from ._purity import untouched
 from ._rules import Rules
 
@@ -48,11 +49,17 @@ DIAGNOSES = (MISTAKE, DIFFERENCE, SHAPE, TYPE, EXCEPTION, RULE)
 # Machine-readable copy of a result in the notebook's outputs, read by the test suite.
 MIME_TYPE = "application/vnd.attention-course.check+json"
 
-_LOOK = {  # symbol and word, so the outcome never depends on colour alone
-    PASSED: ("✓", "Passed", "#0b6e4f", "#e8f4ef"),
-    FAILED: ("✗", "Not yet", "#8a3b00", "#fdf0e6"),
-    NOT_DONE: ("…", "Not done yet", "#44475a", "#f0f0f4"),
+_LOOK = {  # symbol and word, so the outcome never depends on colour alone; then the colour
+    # of the box's edge, a mid-tone that stands out from light and dark pages alike (3:1 or more
+    # against white and JupyterLab's dark #111111), and the same colour faintly as its tint
+    PASSED: ("✓", "Passed", "#2f8a4c", "rgba(47, 138, 76, 0.12)"),
+    FAILED: ("✗", "Not yet", "#c05f00", "rgba(192, 95, 0, 0.12)"),
+    NOT_DONE: ("…", "Not done yet", "#7d7d8c", "rgba(125, 125, 140, 0.12)"),
 }
+# The box's text and background follow JupyterLab's theme, light or dark; elsewhere (an HTML
+# export, another notebook viewer) they fall back to a light theme's, together.
+TEXT_COLOUR = "var(--jp-content-font-color1, #1a1a1a)"
+BACKGROUND = "var(--jp-layout-color1, #ffffff)"
 
 
 class NotDone(Exception):
@@ -96,13 +103,15 @@ class Result:
     __repr__ = __str__
 
     def _repr_html_(self) -> str:
-        symbol, word, ink, paper = _LOOK[self.status]
+        symbol, word, edge, tint = _LOOK[self.status]
         body = html.escape(self.message).replace("\n", "<br>")
         body = re.sub(r"`([^`]+)`", r"<code>\1</code>", body)
+        style = (
+            f"border-left: 4px solid {edge}; color: {TEXT_COLOUR}; background-color: {BACKGROUND}; "
+            f"background-image: linear-gradient({tint}, {tint}); padding: 6px 10px; margin: 2px 0"
+        )
         return (
-            f'<div style="border-left: 4px solid {ink}; background: {paper}; color: #1a1a1a; '
-            f'padding: 6px 10px; margin: 2px 0">'
-            f'<strong style="color: {ink}">{symbol} {word}</strong> '
+            f'<div style="{style}"><strong>{symbol} {word}</strong> '
             f"(exercise {html.escape(self.exercise)}): {body}</div>"
         )
 
@@ -259,14 +268,20 @@ def multiple_choice(exercise_id: str, title: str, *, correct: str) -> Callable[.
     docstring holds the hints and, in paragraphs that start with ``(a)``, ``(b)``, ..., what
     each option gets right or wrong: the message shown when that letter is the answer::
 
-        @multiple_choice("3.1", "Recall: why divide by √d_k?", correct="b")
+        @multiple_choice("3.1", "Recall: why divide by √d_k?", correct="c")
         def recall(answer_3_1):
             \"""Think about the variance of q·k ...
 
             (a) The division costs one extra operation; ...
 
-            (b) With unit-variance components, ...
+            (b) The softmax makes every row sum to 1 whatever the scale ...
+
+            (c) With unit-variance components, ...
             \"""
+
+    The right letters are spread over the options (``tests/test_checks.py`` checks it). Moving
+    an option to another letter changes what earlier copies' answers mean: record the lesson's
+    released versions and the moves in ``course_lib/choice_history.py``.
     """
 
     def declare(question: Callable[..., object]) -> Exercise:
@@ -331,7 +346,7 @@ def _choice_verify(correct: str, explanations: dict[str, str]) -> Callable[[str]
     letters = ", ".join(f'"{k}"' for k in explanations)
 
     def verify(answer) -> str:
-        letter = answer.strip().strip("().").lower() if isinstance(answer, str) else None
+        letter = choice_letter(answer)
         if letter not in explanations:
             raise Mismatch(f"answer with one of {letters} (a string); got {answer!r}", TYPE)
         if letter != correct:

@@ -36,7 +36,7 @@ def _fraction(counts: list[float]) -> str | None:
 # 1.1 Recall ------------------------------------------------------------------------------------
 
 
-@multiple_choice("1.1", "Recall: the two problems of recurrence", correct="b")
+@multiple_choice("1.1", "Recall: the two problems of recurrence", correct="c")
 def recall_problems(answer_1_1):
     """One problem is about how long the computation takes, the other about what the model can
     learn.
@@ -47,12 +47,12 @@ def recall_problems(answer_1_1):
     the steps running in parallel. Fading information and vanishing gradients are about what
     the model can learn.
 
-    (b) Speed: h_t needs h_{t-1}, so n positions take n steps one after another and most of a
+    (b) Those are the Transformer's own costs: its n × n score matrix grows quadratically. A
+    recurrent layer's state has a fixed size whatever n is.
+
+    (c) Speed: h_t needs h_{t-1}, so n positions take n steps one after another and most of a
     parallel machine sits idle. Quality: what word 1 says reaches word n only through n - 1
     transformations, and it fades on the way (so do the gradients).
-
-    (c) Those are the Transformer's own costs: its n × n score matrix grows quadratically. A
-    recurrent layer's state has a fixed size whatever n is.
 
     (d) Neither is a problem of recurrence: an LSTM often has fewer parameters than a
     Transformer of the same width, and recurrence handles any length naturally.
@@ -166,6 +166,7 @@ def _check_attention(steps: int, path: int) -> None:
 # 1.3 Extend: the cost of a layer, n²·d against n·d² --------------------------------------------
 
 _COST_CASES = [(50, 512), (512, 512), (1000, 64), (3, 7)]
+CROSSOVER_D = 1024  # the big model's d_model (Table 3): crossover_n asks where its costs cross
 
 
 @exercise("1.3", "Extend: which layer is cheaper?")
@@ -174,7 +175,7 @@ def costs(attention_cost, recurrent_cost, crossover_n) -> str:
 
     Recurrence: n steps, each a d × d matrix times a vector.
 
-    n²·d = n·d²: divide both sides by n·d.
+    n²·d = n·d²: divide both sides by n·d. The question is about d = 1,024, not section 4's 512.
     """
     got = {
         name: [_cost(fn, name, n, d) for n, d in _COST_CASES]
@@ -210,25 +211,31 @@ def costs(attention_cost, recurrent_cost, crossover_n) -> str:
             whole_number(f"{name}({n}, {d})", value, _WHOLE)  # a fraction says so
             raise Mismatch(f"{said}.", DIFFERENCE)
     x = whole_number("crossover_n", crossover_n, _WHOLE)
+    d = CROSSOVER_D
     wrong = {
-        512 * 512: "512² is the cost ratio's numerator, not the length: n²·d = n·d² when n = d.",
-        23: "√512 ≈ 22.6 is not it: n²·d = n·d² simplifies to n = d.",
-        22: "√512 ≈ 22.6 is not it: n²·d = n·d² simplifies to n = d.",
+        d * d: f"{d:,}² = d² is not a length: n²·d = n·d² when n = d.",
+        32: f"√{d:,} = 32 is not it: n²·d = n·d² simplifies to n = d.",
         1: "divide both sides of n²·d = n·d² by n·d: n = d.",
-        513: "at n = 513 attention is already the dearer layer; the two are equal at n = d.",
-        511: "at n = 511 attention is still the cheaper layer; the two are equal at n = d.",
-        256: "n²·d = n·d² simplifies to n = d, not d/2.",
-        1024: "n²·d = n·d² simplifies to n = d, not 2·d.",
+        d + 1: f"at n = {d + 1:,} attention is already the dearer layer; the two are equal at "
+        "n = d.",
+        d - 1: f"at n = {d - 1:,} attention is still the cheaper layer; the two are equal at "
+        "n = d.",
+        512: "512 is the crossover for the base model's d = 512, the one section 4 drew; the "
+        f"big model has d = {d:,}, and the costs cross at n = d.",
+        2 * d: "n²·d = n·d² simplifies to n = d, not 2·d.",
     }
-    if x != 512:
+    if x != d:
         why = wrong.get(x)
         raise Mismatch(
-            why or f"`crossover_n` = {x}: set n²·d = n·d² with d = 512 and solve for n.",
+            why or f"`crossover_n` = {x}: set n²·d = n·d² with d = {d:,} and solve for n.",
             MISTAKE if why else DIFFERENCE,
         )
+    paragraph, document = ((n * n * d, n * d * d) for n in (200, 5_000))
     return (
-        "n²·d < n·d² exactly when n < d. At d = 512: n = 50 costs 1,280,000 against 13,107,200 "
-        "(about 10× cheaper), and at n = 512 both are 134,217,728."
+        f"n²·d < n·d² exactly when n < d, so at d = {d:,} the costs cross at n = {d:,}. "
+        f"A 200-token paragraph costs attention {paragraph[0]:,} multiply-adds against "
+        f"{paragraph[1]:,} ({paragraph[1] / paragraph[0]:.2f}× cheaper); a 5,000-token document "
+        f"{document[0]:,} against {document[1]:,} ({document[0] / document[1]:.2f}× dearer)."
     )
 
 
@@ -769,16 +776,16 @@ def _byte_mistake(fn) -> str | None:
 # 1.7 (lab L1.C) The inconsistent last row ------------------------------------------------------
 
 
-@multiple_choice("1.7", "Lab L1.C: the inconsistent row", correct="b")
+@multiple_choice("1.7", "Lab L1.C: the inconsistent row", correct="a")
 def inconsistent_row(answer_1_7):
     """Compute 128,000² × 4 bytes and compare it with 64 × 10⁹ and with 64 × 2³⁰.
 
     Which n gives exactly 64 GiB? Try n = 128 × 1,024.
 
-    (a) The entry count is right: 128,000² = 16,384,000,000. The trouble is the memory figure.
-
-    (b) 16,384,000,000 entries × 4 bytes = 65,536,000,000 B = 65.5 GB = 61.0 GiB. 64 is exact
+    (a) 16,384,000,000 entries × 4 bytes = 65,536,000,000 B = 65.5 GB = 61.0 GiB. 64 is exact
     only for 131,072 = 128 × 1,024 tokens: 17,179,869,184 entries, 64 GiB.
+
+    (b) The entry count is right: 128,000² = 16,384,000,000. The trouble is the memory figure.
 
     (c) float32 takes 4 bytes (float64 takes 8); with 8 bytes the row would say about 131 GB.
 

@@ -121,7 +121,7 @@ def _variance_mistake(name: str, got: float, d_k: int, measured=None) -> str | N
 # 2.1 Recall ------------------------------------------------------------------------------------
 
 
-@multiple_choice("2.1", "Recall: why dot products?", correct="b")
+@multiple_choice("2.1", "Recall: why dot products?", correct="d")
 def recall(answer_2_1):
     """Write |q - k|² out: which term is the dot product, and what else is there?
 
@@ -130,15 +130,15 @@ def recall(answer_2_1):
     (a) Distance works in any number of dimensions: |q - k|² = |q|² + |k|² - 2 q·k. The
     reasons are cost, and which way the scale points.
 
-    (b) One matrix product, QKᵀ, scores every query against every key, and GPUs are built for
-    exactly that. Distance needs the same product plus the norm terms |q|² + |k|², and it says
-    'small = similar', the opposite of what a softmax rewards.
+    (b) Dot products are negative for vectors that point opposite ways (exercise 2.2 has such
+    a pair), and a softmax accepts any real score anyway.
 
     (c) That describes cosine similarity. A dot product grows with the lengths: in the worked
     example dog·cat = 1.20 beats dog·dog = 1.17 because cat is the longer vector.
 
-    (d) Dot products are negative for vectors that point opposite ways (exercise 2.2 finds
-    -8), and a softmax accepts any real score anyway.
+    (d) One matrix product, QKᵀ, scores every query against every key, and GPUs are built for
+    exactly that. Distance needs the same product plus the norm terms |q|² + |k|², and it says
+    'small = similar', the opposite of what a softmax rewards.
     """
 
 
@@ -277,82 +277,105 @@ def _angle_mistakes(cos, angle) -> list:
     ]
 
 
-# 2.3 Extend: Var(q·k) = d_k --------------------------------------------------------------------
+# 2.3 Extend: Var(q·k) = d_k at two widths the lesson does not measure -------------------------
+
+NARROW, WIDE = 3, 768  # the exercise's widths; section 4 measures 4 and 512 (SECTION_4)
+SECTION_4 = (4, 512)
 
 
-@exercise("2.3", "Extend: Var(q·k) at d_k = 4 and 512")
-def extend(var_4, var_512, std_ratio) -> str:
+@exercise("2.3", "Extend: Var(q·k) at d_k = 3 and 768")
+def extend(var_3, var_768, std_ratio) -> str:
     """Draw q and k as torch.randn(n, d_k) each: n pairs, one per row.
 
     q·k for every pair at once: (q * k).sum(dim=-1), shape (n,). Then .var().
 
-    std_ratio = (var_512 / var_4) ** 0.5.
+    std_ratio = (var_768 / var_3) ** 0.5.
     """
-    v4 = float(one_number("var_4", var_4, finite=False))  # a NaN has its own diagnosis
-    v512 = float(one_number("var_512", var_512, finite=False))
-    if abs(v4 - 512) <= 0.1 * 512 and abs(v512 - 4) <= 0.4:
-        raise Mismatch("`var_4` and `var_512` are swapped: the variance grows with d_k.", MISTAKE)
-    _check_variance("var_4", v4, 4, {4: v4, 512: v512})
-    _check_variance("var_512", v512, 512, {4: v4, 512: v512})
+    narrow = float(one_number("var_3", var_3, finite=False))  # a NaN has its own diagnosis
+    wide = float(one_number("var_768", var_768, finite=False))
+    if abs(narrow - WIDE) <= 0.1 * WIDE and abs(wide - NARROW) <= 0.1 * NARROW:
+        raise Mismatch("`var_3` and `var_768` are swapped: the variance grows with d_k.", MISTAKE)
+    measured = {NARROW: narrow, WIDE: wide}
+    _check_section_4("var_3", narrow, NARROW, measured)
+    _check_variance("var_3", narrow, NARROW, measured)
+    _check_section_4("var_768", wide, WIDE, measured)
+    _check_variance("var_768", wide, WIDE, measured)
     ratio = float(one_number("std_ratio", std_ratio))
-    expected = math.sqrt(512 / 4)
-    why = _ratio_mistake(ratio, v4, v512)
+    expected = math.sqrt(WIDE / NARROW)
+    why = _ratio_mistake(ratio, narrow, wide)
     if why:
         raise Mismatch(why, MISTAKE)
     if abs(ratio - expected) > 0.08 * expected:
         raise Mismatch(
-            f"`std_ratio` = {ratio:.3g}; expected √(var_512 / var_4) ≈ √(512/4) ≈ {expected:.1f}.",
+            f"`std_ratio` = {ratio:.3g}; expected √(var_768 / var_3) ≈ √(768/3) = {expected:.0f}.",
             DIFFERENCE,
         )
     return (
-        f"Var(q·k) ≈ {v4:.2f} at d_k = 4 and ≈ {v512:.0f} at d_k = 512; standard deviations "
-        f"{math.sqrt(v4):.1f} and {math.sqrt(v512):.1f}, {ratio:.1f}× apart."
+        f"Var(q·k) ≈ {narrow:.2f} at d_k = 3 and ≈ {wide:.0f} at d_k = 768; standard deviations "
+        f"{math.sqrt(narrow):.2f} and {math.sqrt(wide):.1f}, {ratio:.1f}× apart: √(768/3) = 16."
     )
 
 
-def _ratio_mistake(ratio: float, v4: float, v512: float) -> str | None:
-    """Name what ``std_ratio`` holds instead of √(var_512 / var_4), if it is a typical slip."""
-    expected = math.sqrt(v512 / v4)
+def _check_section_4(name: str, got: float, d_k: int, measured: dict[int, float]) -> None:
+    """A Mismatch if ``got`` is section 4's variance at its width of the same kind, 4 or 512,
+    and not a measurement at ``d_k`` (nor at the exercise's other width)."""
+    copied = SECTION_4[0] if d_k == NARROW else SECTION_4[1]
+    if abs(got - copied) <= 0.05 * copied and abs(got - d_k) > 0.1 * d_k:
+        raise Mismatch(
+            f"`{name}` = {got:.4g} is about {copied}, the variance section 4 measured at "
+            f"d_k = {copied}; this exercise asks for d_k = {d_k}: draw torch.randn(n, {d_k}).",
+            MISTAKE,
+        )
+
+
+def _ratio_mistake(ratio: float, narrow: float, wide: float) -> str | None:
+    """Name what ``std_ratio`` holds instead of √(var_768 / var_3), if it is a typical slip."""
+    expected = math.sqrt(wide / narrow)
 
     def near(target, tol=0.08):
         return abs(ratio - target) <= tol * abs(target)
 
-    if near(128, 0.1) or near(v512 / v4, 0.02):
+    if near(WIDE / NARROW, 0.1) or near(wide / narrow, 0.02):
         return (
             f"`std_ratio` = {ratio:.3g} is the ratio of the variances; standard deviations "
-            "grow as √d_k, so the ratio is √128 ≈ 11.3."
+            "grow as √d_k, so the ratio is √256 = 16."
         )
     if abs(ratio - 1 / expected) <= 0.01:
         return (
-            "`std_ratio` is upside down: divide the standard deviation at d_k = 512 by the one "
-            "at d_k = 4."
+            "`std_ratio` is upside down: divide the standard deviation at d_k = 768 by the one "
+            "at d_k = 3."
         )
-    if near(math.sqrt(v512), 0.02):
+    if near(math.sqrt(wide), 0.02):
         return (
-            "`std_ratio` is √var_512, the standard deviation at d_k = 512 alone: divide it by "
-            "the one at d_k = 4."
+            "`std_ratio` is √var_768, the standard deviation at d_k = 768 alone: divide it by "
+            "the one at d_k = 3."
         )
-    if near(math.sqrt(v512 * v4), 0.02):
+    if near(math.sqrt(wide * narrow), 0.02):
         return (
-            "`std_ratio` = √(var_512 · var_4): the variances are multiplied; divide them, "
-            "√(var_512 / var_4)."
+            "`std_ratio` = √(var_768 · var_3): the variances are multiplied; divide them, "
+            "√(var_768 / var_3)."
         )
-    if near(math.sqrt(v512) - math.sqrt(v4), 0.02):
+    if near(math.sqrt(wide) - math.sqrt(narrow), 0.02):
         return (
             "`std_ratio` is the difference of the standard deviations; the question asks how "
             "many times larger: divide them."
         )
-    if near(v512 / math.sqrt(v4), 0.02) or near(math.sqrt(v512) / v4, 0.02):
+    if near(wide / math.sqrt(narrow), 0.02) or near(math.sqrt(wide) / narrow, 0.02):
         return (
             "`std_ratio` mixes a variance with a standard deviation: take the square root of "
-            "both, √var_512 / √var_4."
+            "both, √var_768 / √var_3."
+        )
+    if near(math.sqrt(SECTION_4[1] / SECTION_4[0]), 0.02):
+        return (
+            f"`std_ratio` = {ratio:.3g} is section 4's ratio, √(512/4) ≈ 11.3; this one is "
+            "between d_k = 3 and d_k = 768: √(var_768 / var_3)."
         )
     return None
 
 
 # 2.4 (lab L2.A) The variance against d_k -------------------------------------------------------
 
-DIMS = (1, 4, 64, 512)
+DIMS = (1, 8, 64, 256)
 
 
 @exercise("2.4", "Lab L2.A: the variance against d_k, on log-log axes")
@@ -371,7 +394,7 @@ def slope(dot_variances, loglog_slope) -> str:
             TYPE,
         )
     got = as_tensor("dot_variances", dot_variances).flatten()
-    expect_shape("dot_variances", got, (len(DIMS),), "one per d_k in (1, 4, 64, 512)")
+    expect_shape("dot_variances", got, (len(DIMS),), f"one per d_k in {DIMS}")
     values = got.tolist()
     for d_k, v in zip(DIMS, values, strict=True):
         _check_variance(
@@ -451,12 +474,13 @@ def _check_slope(s: float, values: list[float]) -> None:
         )
 
 
-# 2.5 (lab L2.B) The cat, dog and car example ---------------------------------------------------
+# 2.5 (lab L2.B) QKᵀ and cosines for three new words -------------------------------------------
 
-WORDS = torch.tensor([[1.0, 0.5], [0.9, 0.6], [-0.3, 0.8]], dtype=torch.float64)  # cat, dog, car
+# tea, coffee and bread, the words of the lab (section 2 worked with cat, dog and car)
+WORDS = torch.tensor([[0.7, 0.3], [1.2, 0.6], [0.1, 0.9]], dtype=torch.float64)
 
 
-@exercise("2.5", "Lab L2.B: QKᵀ and cosines for cat, dog and car")
+@exercise("2.5", "Lab L2.B: QKᵀ and cosines for tea, coffee and bread")
 def matrices(qk_scores, qk_cosines) -> str:
     """One line: Q @ K.T. The result is (3, 3), row i = word i's scores.
 
@@ -497,8 +521,9 @@ def matrices(qk_scores, qk_cosines) -> str:
         _rounded("qk_cosines", got, cos, keep=3)
     diagnose("qk_cosines", got, cos, _cosine_mistakes(Q, expected, norms), atol=1e-3)
     return (
-        f"QKᵀ row dog = {fmt(expected[1])}: dog scores higher with cat (1.20) than with itself "
-        f"(1.17); its cosines {fmt(cos[1])} put itself first again."
+        f"QKᵀ row tea = {fmt(expected[0])}: tea scores higher with coffee ({expected[0, 1]:.2f}) "
+        f"than with itself ({expected[0, 0]:.2f}); its cosines {fmt(cos[0])} put itself first "
+        "again."
     )
 
 

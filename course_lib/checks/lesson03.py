@@ -64,7 +64,7 @@ def _first_difference(got: torch.Tensor, expected: torch.Tensor) -> tuple[int, .
 # 3.1 Recall ------------------------------------------------------------------------------------
 
 
-@multiple_choice("3.1", "Recall: why divide by √d_k?", correct="b")
+@multiple_choice("3.1", "Recall: why divide by √d_k?", correct="c")
 def recall(answer_3_1):
     """Think about the variance of q·k when q and k have d_k independent unit-variance
     components.
@@ -74,12 +74,12 @@ def recall(answer_3_1):
     (a) The division costs one extra operation; the matrix products cost the same with or
     without it. The reason is what large scores do to the softmax.
 
-    (b) With unit-variance components, q·k has variance d_k, so for d_k = 64 scores of ±8 are
+    (b) The softmax makes every row sum to 1 whatever the scale of the scores; the scale only
+    decides how peaked each row is.
+
+    (c) With unit-variance components, q·k has variance d_k, so for d_k = 64 scores of ±8 are
     common; the softmax then puts almost all weight on one key, its gradients p_i(δ_ij - p_j)
     are nearly zero, and learning stalls.
-
-    (c) The softmax makes every row sum to 1 whatever the scale of the scores; the scale only
-    decides how peaked each row is.
 
     (d) Dividing by the constant √d_k does not give vectors unit length; cosine similarity
     would divide each score by its own |q|·|k|.

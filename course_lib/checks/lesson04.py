@@ -264,7 +264,7 @@ def _heads_tensor(name, result, during):
 # 4.1 Recall ------------------------------------------------------------------------------------
 
 
-@multiple_choice("4.1", "Recall: why split the width?", correct="b")
+@multiple_choice("4.1", "Recall: why split the width?", correct="d")
 def recall(answer_4_1):
     """Count the projection weights for h heads of width d_model/h, then for h heads of width
     d_model.
@@ -274,16 +274,16 @@ def recall(answer_4_1):
     (a) The softmax works on rows of any length; nothing limits a head to 64 dimensions. The
     reason is cost.
 
-    (b) h heads of width d_model/h need the same d_model x d_model projections and about the
-    same arithmetic as one full-width head, so the extra views come almost free. Full-width
-    heads would multiply the Q, K, V projections (and W^O's input) by h: 8,388,608 projection
-    weights instead of 1,048,576 at d_model = 512, h = 8.
-
-    (c) The split adds no parameters: the heads share the same 4·d_model² weights that one
-    head of width d_model would have.
-
-    (d) Full-width heads would not be useless (they start from different random weights), and
+    (b) Full-width heads would not be useless (they start from different random weights), and
     they would cost about h times as much, not the same.
+
+    (c) The split adds no parameters: all the heads together hold the same projection weights
+    as one head of width d_model.
+
+    (d) h heads of width d_model/h need the same d_model x d_model projections and about the
+    same arithmetic as one full-width head, so the extra views come almost free. Full-width
+    heads would multiply the Q, K, V projections (and W^O's input) by h: h times the weights
+    and the work, 8 times at h = 8.
     """
 
 
@@ -314,19 +314,19 @@ def apply(total_weights, total_with_bias) -> str:
 # 4.3 Extend --------------------------------------------------------------------------------------
 
 
-@multiple_choice("4.3", "Extend: too many heads", correct="b")
+@multiple_choice("4.3", "Extend: too many heads", correct="a")
 def extend(answer_4_3):
     """Keep d_model = 512 and compute d_k for h = 8, 32 and 64.
 
     What can a dot product of two 8-dimensional vectors tell apart?
 
-    (a) The parameter count does not depend on h: it stays 4·d_model² (plus biases) however the
-    width is split.
-
-    (b) At d_model = 512, d_k is 16 at h = 32 and 8 at h = 64. Each head's dot-product
+    (a) At d_model = 512, d_k is 16 at h = 32 and 8 at h = 64. Each head's dot-product
     compatibility then lives in a very low-dimensional space, too crude to tell fine relations
     apart; heads turn noisy or redundant. The paper's Table 3 (rows A): 25.8 BLEU at h = 8 and
     16, 25.4 at h = 32.
+
+    (b) The parameter count does not depend on h: it stays 4·d_model² (plus biases) however the
+    width is split.
 
     (c) The total work stays about the same: each of h heads handles d_model/h dimensions, so
     h·(d_model/h) = d_model whatever h is.

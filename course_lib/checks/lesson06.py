@@ -126,19 +126,19 @@ def _earlier(fn, name: str, exercise_id: str, what: str) -> None:
 # 6.1 Recall ------------------------------------------------------------------------------------
 
 
-@multiple_choice("6.1", "Recall: why an FFN after attention?", correct="b")
+@multiple_choice("6.1", "Recall: why an FFN after attention?", correct="a")
 def recall(answer_6_1):
     """For fixed weights, what kind of combination of the value vectors is an attention output?
 
     Which part of the layer treats every position on its own, and what does ReLU add?
 
-    (a) That is attention's job: the FFN is position-wise, the same two matrices applied to
-    every position on its own, so no information crosses between positions in it.
-
-    (b) For fixed weights an attention output is a weighted average of the value vectors: a
+    (a) For fixed weights an attention output is a weighted average of the value vectors: a
     linear mix that stays inside their convex hull, and stacked linear maps stay linear. The
     FFN's ReLU and its 4x wider hidden layer let each position compute new features from what
     attention gathered.
+
+    (b) That is attention's job: the FFN is position-wise, the same two matrices applied to
+    every position on its own, so no information crosses between positions in it.
 
     (c) Keeping the scale of the activations steady is LayerNorm's job. The FFN can change the
     scale freely; the norm after it (post-norm) brings it back.

@@ -40,7 +40,7 @@ from ._tensors import as_tensor, expect_shape, match, one_number
 # 7.1 Recall ------------------------------------------------------------------------------------
 
 
-@multiple_choice("7.1", "Recall: the decoder's sub-layers", correct="b")
+@multiple_choice("7.1", "Recall: the decoder's sub-layers", correct="d")
 def recall(answer_7_1):
     """Follow one French token up the decoder: what does it look at first, and where does the
     English come in?
@@ -51,33 +51,47 @@ def recall(answer_7_1):
     (a) The feed-forward network works on each position alone; it never sees the encoder.
     The decoder reads the encoder through cross-attention, the second sub-layer.
 
-    (b) Masked self-attention over the French written so far, then cross-attention (queries
-    from the decoder, keys and values from the encoder output: the link), then the
-    feed-forward network; each wrapped in a residual connection and LayerNorm.
+    (b) The mask does not open a path to the encoder: it hides later target positions.
+    Cross-attention, the second sub-layer, links the two stacks.
 
     (c) The decoder first looks at what it has written (masked self-attention), and only then
     asks the encoder (cross-attention); self-attention never sees the encoder.
 
-    (d) The mask does not open a path to the encoder: it hides later target positions.
-    Cross-attention, the second sub-layer, links the two stacks.
+    (d) Masked self-attention over the French written so far, then cross-attention (queries
+    from the decoder, keys and values from the encoder output: the link), then the
+    feed-forward network; each wrapped in a residual connection and LayerNorm.
     """
 
 
-# 7.2 Apply: one base encoder layer, weights only -----------------------------------------------
+# 7.2 Apply: one encoder layer of Table 3's d_ff = 4096 variant, weights only ------------------
 
-_D, _H, _DK, _FF, _N = 512, 8, 64, 2048, 6
-_ATTN, _FFN = 4 * _D * _D, 2 * _D * _FF  # 1,048,576 and 2,097,152
-_LAYER = _ATTN + _FFN  # 3,145,728
-_ATTN_BIASES, _FFN_BIASES, _NORMS = 4 * _D, _FF + _D, 2 * 2 * _D  # 2,048, 2,560 and 2,048
-_WITH_BIASES = _LAYER + _ATTN_BIASES + _FFN_BIASES + _NORMS  # 3,152,384
+# The base model's sizes, but the wider FFN of Table 3, row (C): the lesson counts the base model
+# (d_ff = 2048) before the exercise, so the exercise counts this variant.
+_D, _H, _DK, _FF, _N = 512, 8, 64, 4096, 6
+_BASE_FF = 2048
+_ATTN, _FFN = 4 * _D * _D, 2 * _D * _FF  # 1,048,576 and 4,194,304
+_LAYER = _ATTN + _FFN  # 5,242,880
+_ATTN_BIASES, _FFN_BIASES, _NORMS = 4 * _D, _FF + _D, 2 * 2 * _D  # 2,048, 4,608 and 2,048
+_WITH_BIASES = _LAYER + _ATTN_BIASES + _FFN_BIASES + _NORMS  # 5,251,584
+_BASE_LAYER = _ATTN + 2 * _D * _BASE_FF  # 3,145,728, also one FFN matrix of this variant
 _LAYER_MISTAKES = [
+    (
+        _BASE_LAYER,
+        "that is the base model's layer, with d_ff = 2048 (or this variant with one FFN "
+        "matrix). Here d_ff = 4096: the FFN has two matrices, 512 × 4096 and 4096 × 512.",
+    ),
+    (
+        _BASE_LAYER + _ATTN_BIASES + _BASE_FF + _D + _NORMS,
+        "that is the base model's layer (d_ff = 2048) with biases and LayerNorms; here d_ff = "
+        "4096, and only the weight matrices count.",
+    ),
     (
         _WITH_BIASES,
         "that includes the biases and the two LayerNorms; count weight matrices only.",
     ),
     (
         _LAYER + _ATTN_BIASES + _FFN_BIASES,
-        "that includes the biases (4 × 512 in attention, 2048 + 512 in the FFN); count weight "
+        "that includes the biases (4 × 512 in attention, 4096 + 512 in the FFN); count weight "
         "matrices only.",
     ),
     (
@@ -87,7 +101,7 @@ _LAYER_MISTAKES = [
     ),
     (
         _LAYER + _FFN_BIASES,
-        "2,560 too many: the FFN's biases b_1 (2048) and b_2 (512); count weight matrices only.",
+        "4,608 too many: the FFN's biases b_1 (4096) and b_2 (512); count weight matrices only.",
     ),
     (
         _LAYER + 2 * _D,
@@ -99,7 +113,7 @@ _LAYER_MISTAKES = [
     ),
     (
         _ATTN,
-        "that is the attention block alone (4 × 512 × 512); add the FFN, 2 × 512 × 2048.",
+        "that is the attention block alone (4 × 512 × 512); add the FFN, 2 × 512 × 4096.",
     ),
     (_FFN, "that is the feed-forward network alone; add the attention block, 4 × 512 × 512."),
     (
@@ -125,16 +139,15 @@ _LAYER_MISTAKES = [
         "the attention block counts one head's share: W^Q, W^K, W^V are 8 heads of 512 × 64, "
         "and W^O is 512 × 512.",
     ),
-    (_ATTN + _D * _FF, "the FFN has two matrices, 512 × 2048 and 2048 × 512."),
     (
         _ATTN + 2 * _D * _D,
-        "the FFN's inner width is d_ff = 2048, not d_model: its matrices are 512 × 2048 and "
-        "2048 × 512.",
+        "the FFN's inner width is d_ff = 4096, not d_model: its matrices are 512 × 4096 and "
+        "4096 × 512.",
     ),
     (
         _ATTN + 2 * _FF * _FF,
-        "the FFN's matrices are 512 × 2048 and 2048 × 512 (d_model in, d_ff inside), not "
-        "2048 × 2048.",
+        "the FFN's matrices are 512 × 4096 and 4096 × 512 (d_model in, d_ff inside), not "
+        "4096 × 4096.",
     ),
     (
         _N * _LAYER,
@@ -156,8 +169,8 @@ _LAYER_TERMS = [
     (
         "the FFN",
         [
-            ("W_1", [("d_model", 512), ("d_ff", 2048)]),
-            ("W_2", [("d_ff", 2048), ("d_model", 512)]),
+            ("W_1", [("d_model", 512), ("d_ff", 4096)]),
+            ("W_2", [("d_ff", 4096), ("d_model", 512)]),
         ],
     ),
 ]
@@ -166,16 +179,16 @@ _BLOCK_TERMS = [
         "the attention block",
         [("the attention block", [("matrices", 4), ("d_model", 512), ("d_model", 512)])],
     ),
-    ("the FFN", [("the FFN", [("matrices", 2), ("d_model", 512), ("d_ff", 2048)])]),
+    ("the FFN", [("the FFN", [("matrices", 2), ("d_model", 512), ("d_ff", 4096)])]),
 ]
 _SIZES = {"d_model": _D, "d_k": _DK, "d_ff": _FF, "n_heads": _H, "N": _N}
 
 
-@exercise("7.2", "Apply: parameters of the base encoder")
+@exercise("7.2", "Apply: parameters of an encoder with d_ff = 4096")
 def apply(encoder_layer_weights, encoder_weights) -> str:
     """Attention: W^Q, W^K, W^V for 8 heads of 512 × 64, plus W^O 512 × 512.
 
-    FFN: 512 × 2048 and 2048 × 512. Then multiply by N = 6.
+    FFN: 512 × 4096 and 4096 × 512. Then multiply by N = 6.
     """
     layer = float(one_number("encoder_layer_weights", encoder_layer_weights))
     if abs(layer - _LAYER) > 0.5:
@@ -187,8 +200,8 @@ def apply(encoder_layer_weights, encoder_weights) -> str:
         if slip:
             raise Mismatch(f"{said} {slip}", MISTAKE)
         raise Mismatch(
-            f"{said} expected attention 4 × 512 × 512 = 1,048,576 plus FFN 2 × 512 × 2048 = "
-            f"2,097,152; yours is {layer - _LAYER:+,.0f} off.",
+            f"{said} expected attention 4 × 512 × 512 = {_ATTN:,} plus FFN 2 × 512 × 4096 = "
+            f"{_FFN:,}; yours is {layer - _LAYER:+,.0f} off.",
             DIFFERENCE,
         )
     total = float(one_number("encoder_weights", encoder_weights))
@@ -196,22 +209,29 @@ def apply(encoder_layer_weights, encoder_weights) -> str:
         message, kind = _wrong_encoder(total)
         raise Mismatch(message, kind)
     return (
-        "3,145,728 per layer (1,048,576 attention + 2,097,152 FFN) and 18,874,368 for N = 6 layers."
+        f"{_LAYER:,} per layer ({_ATTN:,} attention + {_FFN:,} FFN) and {_N * _LAYER:,} for N = 6 "
+        "layers: the wider FFN holds four fifths of the weights."
     )
 
 
 def _wrong_encoder(total: float) -> tuple[str, str]:
-    """Why `encoder_weights` = ``total`` is not N = 6 layers of 3,145,728, and its kind."""
+    """Why `encoder_weights` = ``total`` is not N = 6 layers of 5,242,880, and its kind."""
     said = f"`encoder_weights` = {total:,.0f}:"
     if abs(total - _N * _WITH_BIASES) < 0.5:
         return f"{said} that includes biases and LayerNorms; count weights only.", MISTAKE
+    if abs(total - _N * _BASE_LAYER) < 0.5:
+        return (
+            f"{said} that is the base model's encoder, with d_ff = 2048; this variant has "
+            f"d_ff = 4096: 6 × {_LAYER:,}.",
+            MISTAKE,
+        )
     if total == _N:
-        return f"{said} that is N alone; multiply it by one layer's count, 3,145,728.", MISTAKE
+        return f"{said} that is N alone; multiply it by one layer's count, {_LAYER:,}.", MISTAKE
     layers = total / _LAYER
     if abs(layers - 1) < 1e-9:
         return f"{said} that is one layer; the encoder stacks N = 6 identical layers.", MISTAKE
     if abs(layers - 1 / _N) < 1e-9:
-        return f"{said} one layer divided by N = 6; multiply: 6 × 3,145,728.", MISTAKE
+        return f"{said} one layer divided by N = 6; multiply: 6 × {_LAYER:,}.", MISTAKE
     if abs(layers - 2 * _N) < 1e-9:
         return (
             f"{said} 12 layers, the encoder and decoder stacks; the encoder alone has N = 6 "
@@ -220,7 +240,7 @@ def _wrong_encoder(total: float) -> tuple[str, str]:
         )
     if layers > 0 and abs(layers - round(layers)) < 1e-9:
         return f"{said} {round(layers)} layers; the encoder stacks N = 6.", MISTAKE
-    return f"{said} the encoder stacks N = 6 identical layers: 6 × 3,145,728.", DIFFERENCE
+    return f"{said} the encoder stacks N = 6 identical layers: 6 × {_LAYER:,}.", DIFFERENCE
 
 
 # 7.3 Extend ------------------------------------------------------------------------------------

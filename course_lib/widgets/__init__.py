@@ -10,6 +10,13 @@
     pe_explorer         lesson 5: the positional-encoding waves explorer
     deep_stack          lesson 6: activation scale through a deep stack, with and without residuals
     model_examples      lesson 7: a trained model's attention on sentences, for the explorer
+    static_export       every displayed explorer's pictures for a set of settings, for the
+                        offline site (export_explorers)
+
+Every explorer works with the keyboard (sliders, buttons and checkboxes; no menus), shows a
+focus ring and a line of key help, and gives its picture a text alternative computed from
+the numbers drawn (describe_attention, describe_pe, describe_vectors, describe_stack,
+describe_sequence_cost).
 
 Every widget keeps its drawing in plain functions that tests call without a browser.
 In a notebook::
@@ -19,16 +26,18 @@ In a notebook::
 """
 
 from ._display import figure_png, show_figure
-from .attention_data import AttentionExample, attention_weights
+from .attention_data import AttentionExample, attention_weights, describe_attention
 from .attention_explorer import AttentionExplorer
 from .attention_map import draw_attention, refresh_attention, render_attention
-from .deep_stack import DeepStackExplorer, stack_profile
+from .deep_stack import DeepStackExplorer, describe_stack, stack_profile
 from .examples import lesson3_examples
 from .model_examples import model_examples, sentence_attention
+from .pe_data import describe_pe
 from .pe_explorer import PEExplorer
 from .pe_figures import render_pe
-from .sequence_cost import SequenceCostExplorer
-from .vectors import VectorExplorer, render_vectors, vector_pair
+from .sequence_cost import SequenceCostExplorer, describe_sequence_cost
+from .static_export import export_explorers
+from .vectors import VectorExplorer, describe_vectors, render_vectors, vector_pair
 
 __all__ = [
     "AttentionExample",
@@ -38,7 +47,13 @@ __all__ = [
     "SequenceCostExplorer",
     "VectorExplorer",
     "attention_weights",
+    "describe_attention",
+    "describe_pe",
+    "describe_sequence_cost",
+    "describe_stack",
+    "describe_vectors",
     "draw_attention",
+    "export_explorers",
     "figure_png",
     "lesson3_examples",
     "model_examples",

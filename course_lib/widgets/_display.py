@@ -150,15 +150,35 @@ def show_figure(fig) -> None:
     display(Image(data=figure_png(fig)))
 
 
+def image_bundle(png: bytes, alt: str) -> dict:
+    """A picture with its text alternative, as the data of one output.
+
+    JupyterLab draws an ``image/png`` output as an ``<img>`` with no ``alt``, so a screen
+    reader says only "image". The ``text/html`` form carries ``alt`` and is what JupyterLab,
+    nbconvert and the offline site show; ``image/png`` stays for tools that want the pixels,
+    and ``text/plain`` is the same description for a terminal.
+    """
+    if not isinstance(alt, str):
+        raise TypeError(f"alt must be a str describing the picture; got {type(alt).__name__}")
+    if not alt.strip():
+        raise ValueError(f"alt must be a non-empty description of the picture; got {alt!r}")
+    encoded = base64.b64encode(png).decode("ascii")
+    tag = (
+        f'<img src="data:image/png;base64,{encoded}" alt="{html.escape(alt, quote=True)}" '
+        'style="max-width: 100%; height: auto">'
+    )
+    return {"text/html": tag, "image/png": encoded, "text/plain": alt}
+
+
 def png_output(png: bytes, text: str) -> dict:
-    """A ``display_data`` output holding a PNG, as an ``ipywidgets.Output`` stores it.
+    """A ``display_data`` output holding a PNG and its description ``text``, as
+    ``ipywidgets.Output`` stores it.
 
     Assigning ``output.outputs = (png_output(...),)`` replaces the widget's content in one
     step: no flicker, the same in a live kernel, under nbclient and in tests (where
     ``display()`` inside ``with output:`` would only print a repr to stdout).
     """
-    data = {"image/png": base64.b64encode(png).decode("ascii"), "text/plain": text}
-    return {"output_type": "display_data", "data": data, "metadata": {}}
+    return {"output_type": "display_data", "data": image_bundle(png, text), "metadata": {}}
 
 
 def text_collection(ax, xy, *, gid: str, offset_transform=None) -> PathCollection:

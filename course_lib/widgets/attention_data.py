@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import torch
 
 from .. import _validate
+from ..figure_text import strongest_keys
 from ..masks import causal_mask
 
 
@@ -36,7 +37,7 @@ class AttentionExample:
     """Tokens and the raw attention scores of each head: one thing to look at.
 
     Args:
-        name: shown in titles and in the explorer's menu.
+        name: shown in titles and on the explorer's example buttons.
         query_tokens, key_tokens: labels of the T_q queries and T_k keys (a string is split
             on spaces).
         scores: ``(H, T_q, T_k)`` raw, unscaled dot products QKᵀ; ``-inf`` where a key is
@@ -180,3 +181,34 @@ def attention_weights(example, head=0, temperature=1.0, causal=False, scale=True
     scaled = torch.where(allowed, scores / divisor, -math.inf)
     weights = torch.where(has_key, scaled, 0.0).softmax(dim=-1) * has_key
     return weights, (None if allowed.all() else ~allowed)
+
+
+DESCRIBED_QUERIES = 8  # a text alternative names each query's strongest key up to this many
+
+
+def describe_attention(example, head=0, temperature=1.0, causal=False, scale=True) -> str:
+    """A text alternative of one attention map: the settings, then each query's strongest key.
+
+    Arguments as :func:`attention_weights`; numbers to 2 decimals (the last bits differ
+    between processors). Beyond DESCRIBED_QUERIES queries, the rest are counted.
+    """
+    weights, hidden = attention_weights(example, head, temperature, causal, scale)
+    H, T_q, T_k = example.scores.shape
+    settings = [f"τ = {temperature:.2f}"]
+    if example.d_k > 1:
+        divided = "divided by √d_k" if scale else "not divided by √d_k"
+        settings.append(f"{divided} (d_k = {example.d_k})")
+    settings.append("causal mask on" if causal else "no causal mask")
+    heads = f", head {head + 1} of {H}" if H > 1 else ""
+    visible = torch.ones(T_q, T_k, dtype=torch.bool) if hidden is None else ~hidden
+    rows = [
+        f"{query} → {strongest_keys(example.key_tokens, weights[i].tolist(), visible[i].tolist())}"
+        for i, query in enumerate(example.query_tokens[:DESCRIBED_QUERIES])
+    ]
+    more = T_q - len(rows)
+    rest = f"; and {more} more {'query' if more == 1 else 'queries'}" if more else ""
+    return (
+        f"Attention map of {example.name}{heads}; {', '.join(settings)}. "
+        f"{T_q} queries (rows) by {T_k} keys (columns). "
+        f"Strongest key of each query: {'; '.join(rows)}{rest}."
+    )

@@ -3,55 +3,100 @@
 Built from plain ipywidgets controls whose ``.observe`` calls :meth:`AttentionExplorer.update`,
 and an ``Output`` holding a PNG: it works live in JupyterLab, in headless runs and in
 static HTML exports. ipywidgets is imported only when an explorer is built.
+
+Choices are buttons, not menus (see :mod:`._explorer`). Many examples whose names are
+built from parts, like lesson 7's ``"i eat the red apple · cross-attention · layer 2"``,
+get one row of buttons per part (``facets``): fewer buttons, each name readable in full.
 """
 
 import re
 from pathlib import Path
 
 from ._display import Backdrops, collect_garbage_now, png_output, save_png
-from .attention_data import AttentionExample
+from ._explorer import Explorer
+from .attention_data import AttentionExample, describe_attention
 from .attention_map import moving_parts, refresh_attention, render_attention
+from .static_export import widget_control
 
 KEEP_LAYOUTS = 8  # examples whose still parts are kept drawn; ~2 MB of pixels each
+SEPARATOR = " · "  # between the parts of an example's name, for facets
+TEMPERATURES = (0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 10.0)  # τ drawn in advance for the offline site
 
 
-class AttentionExplorer:
+def _slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
+
+
+class AttentionExplorer(Explorer):
     """Attention maps with controls: example, head, temperature τ, √d_k division, causal mask.
 
     Args:
         examples: one or more :class:`AttentionExample` (e.g. ``lesson3_examples()``).
         save_dir: where "Save PNG" writes ``attention-<example>-head<h>.png``.
+        facets: names for the parts of the examples' names (split on " · "), e.g.
+            ``("sentence", "attention", "layer")``: one row of buttons per part instead of
+            one button per example.
+        example: the example shown first, by index or name.
 
     Attributes:
         figure: the one figure, redrawn for every setting; ``weights`` ``(T_q, T_k)`` and
-            ``hidden`` the numbers it shows.
-        example_select, head_select, temperature, scale, causal, save_button, status, output:
-            the widgets (setting a control's ``.value`` redraws at once).
+            ``hidden`` the numbers it shows; ``text`` its text alternative.
+        example_select (None with facets), facet_selects, head_select, temperature, scale,
+        causal, save_button, status, output: the widgets (setting a control's ``.value``
+        redraws at once). ``example_index``: the example on show (settable).
     """
 
-    def __init__(self, examples, *, save_dir="."):
+    title = "Attention explorer"
+
+    def __init__(self, examples, *, save_dir=".", facets=None, example=0):
         import ipywidgets as w  # here, so that importing course_lib.widgets stays light
 
         examples = [examples] if isinstance(examples, AttentionExample) else list(examples)
         if not examples:
             raise ValueError("examples must hold at least one AttentionExample; got none")
-        for i, example in enumerate(examples):
-            if not isinstance(example, AttentionExample):
+        for i, item in enumerate(examples):
+            if not isinstance(item, AttentionExample):
                 raise TypeError(
-                    f"examples[{i}] must be an AttentionExample; got {type(example).__name__}"
+                    f"examples[{i}] must be an AttentionExample; got {type(item).__name__}"
                 )
         self.examples, self.save_dir = examples, Path(save_dir)
-        self._example, self._syncing, self._png = None, False, b""
+        self._parts = _facet_parts(examples, facets)
+        start = _start_index(examples, example)
+        self._example, self._syncing, self._png, self.text = None, False, b"", ""
         self.figure = self.weights = self.hidden = self._backdrops = None
 
         label = {"description_width": "95px"}
-        self.example_select = w.Dropdown(
-            options=[(e.name, i) for i, e in enumerate(examples)],
-            description="example",
-            style=label,
-            layout=w.Layout(width="310px"),
+        self.example_select, self.facet_selects = None, []
+        if facets is None:
+            self.example_select = w.ToggleButtons(
+                options=[(e.name, i) for i, e in enumerate(examples)],
+                value=start,
+                description="example",
+                style=label,
+            )
+            self.example_select.add_class("course-example")
+            self.example_select.add_class("course-wide-choices")
+            if len(examples) == 1:
+                self.example_select.layout.display = "none"
+            choosers = [self.example_select]
+        else:
+            for k, facet in enumerate(facets):
+                values = list(dict.fromkeys(parts[k] for parts in self._parts))
+                select = w.ToggleButtons(
+                    options=values, value=self._parts[start][k], description=facet, style=label
+                )
+                select.add_class("course-facet")
+                select.add_class(f"course-facet-{_slug(facet)}")
+                if max(map(len, values)) > 10 or len(values) > 4:
+                    select.add_class("course-wide-choices")
+                if len(values) == 1:
+                    select.layout.display = "none"
+                select.observe(self._facet_changed(k), names="value")
+                self.facet_selects.append(select)
+            choosers = self.facet_selects
+        self.head_select = w.ToggleButtons(
+            options=[("1", 0)], description="head", style={**label, "button_width": "40px"}
         )
-        self.head_select = w.Dropdown(options=[("head 1", 0)], description="head", style=label)
         self.temperature = w.FloatLogSlider(
             value=1.0,
             base=10,
@@ -67,38 +112,79 @@ class AttentionExplorer:
         self.save_button = w.Button(description="Save PNG", icon="download")
         # A fixed width: a long path must wrap, not widen the column and shrink the picture.
         self.status = w.HTML(layout=w.Layout(width="300px"))
+        self.status.add_class("course-live")
         self.output = w.Output(layout=w.Layout(flex="1 1 auto"))
-        if len(examples) == 1:
-            self.example_select.layout.display = "none"
-        settings = (
-            self.example_select,
-            self.head_select,
-            self.temperature,
-            self.scale,
-            self.causal,
-        )
+        settings = (self.head_select, self.temperature, self.scale, self.causal)
+        if self.example_select is not None:
+            self.example_select.observe(self.update, names="value")
         for control in settings:
             control.observe(self.update, names="value")
         # flex "0 0 auto" and a minimum width: a static HTML export can squeeze the box to 0 px
         controls = w.VBox(
-            [*settings, self.save_button, self.status],
+            [*choosers, *settings, self.save_button, self.status],
             layout=w.Layout(flex="0 0 auto", width="320px", min_width="320px"),
         )
         self.widget = w.HBox([controls, self.output])
         # Stable CSS classes: the end-to-end browser tests find the parts by them.
-        self.widget.add_class("course-attention-explorer")
+        self.head_select.add_class("course-head")
         self.temperature.add_class("course-temperature")
+        self.scale.add_class("course-scale")
         self.causal.add_class("course-causal")
+        self.save_button.add_class("course-save")
         self.output.add_class("course-picture")
+        self._finish(
+            w, controls, "course-attention-explorer", choices=True, buttons=True, checkboxes=True
+        )
         self.save_button.on_click(self.save)
         self.update()
         collect_garbage_now()
 
+    @property
+    def example_index(self) -> int:
+        """Index in ``examples`` of the example on show."""
+        if self.example_select is not None:
+            return self.example_select.value
+        chosen = tuple(select.value for select in self.facet_selects)
+        return self._parts.index(chosen)
+
+    @example_index.setter
+    def example_index(self, index: int) -> None:
+        index = _start_index(self.examples, index)
+        if self.example_select is not None:
+            self.example_select.value = index
+            return
+        self._syncing = True
+        try:
+            for select, part in zip(self.facet_selects, self._parts[index], strict=True):
+                select.value = part
+        finally:
+            self._syncing = False
+        self.update()
+
+    def _facet_changed(self, k: int):
+        """When part k changes: the example with that part most like the one on show (the
+        most other parts kept, the earlier parts before the later ones)."""
+
+        def changed(change):
+            if self._syncing:
+                return
+            now = [select.value for select in self.facet_selects]
+            fits = [i for i, parts in enumerate(self._parts) if parts[k] == change["new"]]
+
+            def likeness(i):  # parts kept, the earlier parts first; then the first example
+                kept = tuple(a == b for a, b in zip(self._parts[i], now, strict=True))
+                return sum(kept), kept, -i
+
+            self.example_index = max(fits, key=likeness)
+
+        return changed
+
     def update(self, change=None):
         """Redraw from the controls' current values; every control calls this when it changes."""
-        if self._syncing:  # the head menu is being rebuilt: draw once, afterwards
+        if self._syncing:  # the head buttons are being rebuilt: draw once, afterwards
             return
-        example = self.examples[self.example_select.value]
+        index = self.example_index
+        example = self.examples[index]
         if example is not self._example:
             self._fit_controls(example)
         settings = dict(
@@ -116,19 +202,18 @@ class AttentionExplorer:
             self.figure = render_attention(example, **settings)
             self._backdrops = Backdrops(self.figure, keep=KEEP_LAYOUTS)
         self.weights, self.hidden = refresh_attention(self.figure, example, **settings)
-        layout = self.example_select.value
-        self._png = self._backdrops.png(moving_parts(self.figure), layout)
-        text = f"<attention map: {example.name}, head {settings['head'] + 1}>"
-        self.output.outputs = (png_output(self._png, text),)
+        self._png = self._backdrops.png(moving_parts(self.figure), index)
+        self.text = describe_attention(example, **settings)
+        self.output.outputs = (png_output(self._png, self.text),)
         self.status.value = ""  # a "saved" note would now be about another picture
 
     def _fit_controls(self, example: AttentionExample) -> None:
-        """Fit the head menu and the checkboxes to a newly chosen example."""
+        """Fit the head buttons and the checkboxes to a newly chosen example."""
         H, T_q, T_k = example.scores.shape
         head = self.head_select.value
         self._syncing = True
         try:
-            self.head_select.options = [(f"head {h + 1}", h) for h in range(H)]
+            self.head_select.options = [(str(h + 1), h) for h in range(H)]
             self.head_select.value = head if head < H else 0
             self.head_select.disabled = H == 1
             self.head_select.layout.display = "none" if H == 1 else None
@@ -142,11 +227,69 @@ class AttentionExplorer:
 
     def save(self, button=None) -> Path | None:
         """Write the map on show to ``save_dir``; returns the path (None if it failed)."""
-        slug = re.sub(r"[^a-z0-9]+", "-", self._example.name.lower()).strip("-") or "example"
+        slug = _slug(self._example.name) or "example"
         path = self.save_dir / f"attention-{slug}-head{self.head_select.value + 1}.png"
         return save_png(self._png, path, self.status)
 
-    def _ipython_display_(self):
-        from IPython.display import display
+    def _static_controls(self) -> list:
+        """The controls the offline site offers: the example's, head, τ, √d_k, mask."""
+        controls = []
+        if self.example_select is not None and len(self.examples) > 1:
+            options = [(i, e.name) for i, e in enumerate(self.examples)]
+            controls.append(widget_control("example", self.example_select, "buttons", options))
+        for select in self.facet_selects:
+            if len(select.options) > 1:
+                options = [(value, value) for value in select.options]
+                controls.append(
+                    widget_control(_slug(select.description), select, "buttons", options)
+                )
+        heads = max(e.n_heads for e in self.examples)
+        if heads > 1:
+            options = [(h, f"head {h + 1}") for h in range(heads)]
+            controls.append(widget_control("head", self.head_select, "buttons", options))
+        steps = sorted({*TEMPERATURES, self.temperature.value})
+        options = [(t, f"{t:.2f}") for t in steps]
+        controls.append(
+            widget_control(
+                "temperature", self.temperature, "slider", options, describe=lambda t: f"{t:.2f}"
+            )
+        )
+        if any(e.d_k > 1 for e in self.examples):
+            controls.append(widget_control("scale", self.scale, "checkbox"))
+        if any(e.scores.shape[1] == e.scores.shape[2] for e in self.examples):
+            controls.append(widget_control("causal", self.causal, "checkbox"))
+        return controls
 
-        display(self.widget)
+
+def _facet_parts(examples, facets) -> list[tuple[str, ...]]:
+    """Each example's name split into its facets' parts (one part each without facets)."""
+    if facets is None:
+        return [(e.name,) for e in examples]
+    if isinstance(facets, str) or not all(isinstance(f, str) and f.strip() for f in facets):
+        raise TypeError(f"facets must be a list of non-empty strings; got {facets!r}")
+    facets = list(facets)
+    parts = [tuple(e.name.split(SEPARATOR)) for e in examples]
+    for i, split in enumerate(parts):
+        if len(split) != len(facets):
+            raise ValueError(
+                f"facets {facets} need names of {len(facets)} parts joined by {SEPARATOR!r}; "
+                f"examples[{i}].name is {examples[i].name!r}"
+            )
+        if split in parts[:i]:
+            raise ValueError(f"examples[{i}].name {examples[i].name!r} repeats an earlier name")
+    return parts
+
+
+def _start_index(examples, example) -> int:
+    if isinstance(example, str):
+        names = [e.name for e in examples]
+        if example not in names:
+            raise ValueError(f"example must be the name of one of the examples; got {example!r}")
+        return names.index(example)
+    if isinstance(example, bool) or not isinstance(example, int):
+        raise TypeError(
+            f"example must be an int (an index) or a name; got {type(example).__name__}"
+        )
+    if not 0 <= example < len(examples):
+        raise ValueError(f"example must be in 0..{len(examples) - 1}; got {example}")
+    return example

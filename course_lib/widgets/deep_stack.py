@@ -27,6 +27,8 @@ from torch import nn
 
 from ..layers import PositionwiseFeedForward
 from ._display import collect_garbage_now, png_output
+from ._explorer import Explorer
+from .static_export import widget_control
 
 NORMS = ("none", "post", "pre")
 MAX_DEPTH = 48
@@ -85,6 +87,55 @@ def stack_profile(
     grads = torch.autograd.grad((h * readout).sum(), [p for w in weights for p in w])
     per_layer = np.array([g.pow(2).sum().item() for g in grads]).reshape(depth, -1).sum(axis=1)
     return StackProfile(depth, residual, norm, np.array(rms), np.sqrt(per_layer))
+
+
+def _number(x: float) -> str:
+    """2 decimals; 2 significant digits below 0.01 and from 100 on (log scales)."""
+    if x == 0 or 0.01 <= abs(x) < 100:
+        return f"{x:.2f}"
+    return f"{float(f'{x:.2g}'):g}" if abs(x) >= 100 else f"{x:.1e}"
+
+
+def _trend(rms) -> str:
+    ratio = rms[-1] / rms[0]
+    return "grows" if ratio > 1.25 else "fades" if ratio < 0.8 else "stays level"
+
+
+def describe_stack(shown: StackProfile, other: StackProfile) -> str:
+    """The picture in words: how the activation scale changes over depth with this wrapping
+    and with the residual path switched the other way, and the gradients' ends.
+
+    Args:
+        shown: the profile drawn.
+        other: the same depth and LayerNorm with the residual path switched the other way.
+    """
+    depth, residual, norm = shown.depth, shown.residual, shown.norm
+    expected, got = (depth, not residual, norm), (other.depth, other.residual, other.norm)
+    if got != expected:
+        raise ValueError(
+            f"other must have (depth, residual, norm) = {expected}, the shown profile with the "
+            f"residual path switched; got {got}"
+        )
+    layers = "1 layer" if depth == 1 else f"{depth} layers"
+    norms = {"none": "no LayerNorm", "post": "post-norm", "pre": "pre-norm"}[norm]
+
+    def scale(profile):
+        rms = profile.activation_rms
+        return (
+            f"activation RMS {_number(rms[0])} at the input, {_number(rms[-1])} after layer "
+            f"{depth} ({_trend(rms)})"
+        )
+
+    grads = shown.grad_norm
+    ends = f"{_number(grads[0])}" if depth == 1 else f"{_number(grads[0])} → {_number(grads[-1])}"
+    vanished = int((grads < GRADIENT_RANGE[0]).sum())
+    return (
+        f"{layers}, each x → {shown.label} (residual path {'on' if residual else 'off'}, "
+        f"{norms}): {scale(shown)}. With the residual path {'off' if residual else 'on'}, "
+        f"{other.label}: {scale(other)}. Gradient norm of the weights, "
+        f"{'layer 1' if depth == 1 else f'layer 1 → {depth}'}: {ends}"
+        + (f"; {vanished} below 1e-8 (vanished)." if vanished else ".")
+    )
 
 
 ACTIVATION_RANGE = (1e-2, 1e2)  # holds every wrapping's RMS at every depth
@@ -164,13 +215,15 @@ def stack_png(fig: Figure) -> bytes:
     return buffer.getvalue()
 
 
-class DeepStackExplorer:
+class DeepStackExplorer(Explorer):
     """Depth slider, residual switch and LayerNorm placement; the figure redraws on each change.
 
     Attributes:
         depth, residual, norm, output: the widgets (setting a control's ``.value`` redraws).
-        figure, profile: what is on show.
+        figure, profile: what is on show; ``text`` the picture's text alternative.
     """
+
+    title = "Deep-stack explorer"
 
     def __init__(self, depth: int = 12, seed: int = 0):
         import ipywidgets as w  # here, so that importing the module stays light
@@ -178,7 +231,7 @@ class DeepStackExplorer:
         self.seed = seed
         self.depth = w.IntSlider(value=depth, min=1, max=MAX_DEPTH, description="layers")
         self.residual = w.Checkbox(value=True, description="residual path x + ...", indent=False)
-        self.norm = w.RadioButtons(
+        self.norm = w.ToggleButtons(
             options=[
                 ("no LayerNorm", "none"),
                 ("post-norm (after the sum)", "post"),
@@ -187,6 +240,7 @@ class DeepStackExplorer:
             value="post",
             description="LayerNorm",
         )
+        self.norm.add_class("course-wide-choices")
         self.output = w.Output(layout=w.Layout(flex="1 1 auto"))
         controls = w.VBox(
             [self.depth, self.residual, self.norm],
@@ -194,10 +248,11 @@ class DeepStackExplorer:
         )
         self.widget = w.HBox([controls, self.output])
         # stable names for the browser tests (tests/browser) to find the parts by
-        self.widget.add_class("course-deep-stack-explorer")
         self.depth.add_class("course-depth")
         self.residual.add_class("course-residual")
+        self.norm.add_class("course-norm")
         self.output.add_class("course-picture")
+        self._finish(w, controls, "course-deep-stack-explorer", choices=True, checkboxes=True)
         self.figure = self.profile = None
         for control in (self.depth, self.residual, self.norm):
             control.observe(self.update, names="value")
@@ -213,10 +268,15 @@ class DeepStackExplorer:
             self.figure = render_stack(self.profile)
         else:
             refresh_stack(self.figure, self.profile)
-        text = f"<deep stack: {self.profile.depth} layers, {self.profile.label}>"
-        self.output.outputs = (png_output(stack_png(self.figure), text),)
+        other = stack_profile(self.depth.value, not self.residual.value, self.norm.value, self.seed)
+        self.text = describe_stack(self.profile, other)
+        self.output.outputs = (png_output(stack_png(self.figure), self.text),)
 
-    def _ipython_display_(self):
-        from IPython.display import display
-
-        display(self.widget)
+    def _static_controls(self) -> list:
+        """The depth over a few steps; the residual switch and LayerNorm in every combination."""
+        steps = sorted({1, 6, 12, 24, 36, MAX_DEPTH, self.depth.value})
+        return [
+            widget_control("depth", self.depth, "slider", [(d, str(d)) for d in steps]),
+            widget_control("residual", self.residual, "checkbox"),
+            widget_control("norm", self.norm, "buttons", [(v, t) for t, v in self.norm.options]),
+        ]

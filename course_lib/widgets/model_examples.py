@@ -22,6 +22,7 @@ from ..model import Attentions
 from .attention_data import AttentionExample
 
 KINDS = ("encoder self-attention", "decoder self-attention", "cross-attention")
+FACETS = ("sentence", "attention", "layer")  # the parts of the names, for AttentionExplorer
 
 
 @dataclass(frozen=True)
@@ -61,7 +62,9 @@ def sentence_attention(model, sentence: str, src_vocab, tgt_vocab) -> SentenceAt
 def model_examples(model, sentences, src_vocab, tgt_vocab) -> list[AttentionExample]:
     """Explorer examples: for each sentence, each kind of attention and each layer (heads inside).
 
-    Names read like ``"the red apple · cross-attention · layer 2"``.
+    Names read like ``"the red apple · cross-attention · layer 2"``: their parts are
+    FACETS, so ``AttentionExplorer(examples, facets=FACETS)`` offers one row of buttons for
+    each.
     """
     if isinstance(sentences, str):
         sentences = [sentences]

@@ -109,3 +109,33 @@ class PEView:
 def format_wavelength(wavelength: float) -> str:
     """A wavelength for a label: 6.28, 19.9, 628, 60,611."""
     return f"{wavelength:.3g}" if wavelength < 1000 else f"{wavelength:,.0f}"
+
+
+def describe_pe(view: PEView, position: int, offset: int) -> str:
+    """A text alternative of the explorer's picture: the waves drawn, the position, the
+    similarity of that position to the others, and the shift by R_k (numbers to 2 decimals)."""
+    T, D = view.table.shape
+    waves = "; ".join(
+        f"dimension {dim} ({('sin', 'cos')[dim % 2]}, λ = {format_wavelength(wavelength(dim, D))})"
+        f": {_two(view.table[position, dim].item())}"
+        for dim in view.dims
+    )
+    row = view.similarity[position]  # (T,)
+    distance = (torch.arange(T) - position).abs()
+    near = max(row[j].item() for j in (position - 1, position + 1) if 0 <= j < T)
+    low = int(row.argmin())
+    return (
+        f"Positional encoding, d_model = {D}, {T} positions, position {position} marked. "
+        f"Waves drawn ({len(view.dims)}), with their value at position {position}: "
+        f"{waves or 'none'}. "
+        f"Similarity of position {position} to the others: it peaks at "
+        f"{_two(row[position].item())} on itself, {_two(near)} one position away, lowest "
+        f"{_two(row[low].item())} at distance {distance[low].item()}; each diagonal is "
+        f"constant (largest change {_two(view.spread)}). "
+        f"R_{offset} · PE({position}) = PE({position + offset}) up to {_two(view.error)}."
+    )
+
+
+def _two(x: float) -> str:
+    """``x`` to 2 decimals, never "-0.00"."""
+    return f"{round(x, 2) + 0.0:.2f}"

@@ -24,6 +24,8 @@ from ._display import (
     place_tick_labels,
     png_output,
 )
+from ._explorer import Explorer
+from .static_export import widget_control
 
 LENGTHS = (16, 32, 64, 128, 256, 512, 1024)  # the grid of sequence lengths; 1024 is the cap
 WIDTHS = (32, 64, 128, 256)  # model widths d; 256 is the cap
@@ -84,6 +86,31 @@ def measure_forward(kind: str, n: int, d: int, *, batch: int = 1, repeats: int =
             forward()
             times.append(time.perf_counter() - start)
     return statistics.median(times)
+
+
+def describe_sequence_cost(n: int, d: int, timings: dict) -> str:
+    """The picture in words: which layer was faster at ``n`` and ``d``, the measured times
+    (ms, 2 decimals) from the shortest length to ``n``, and the counts at ``n``."""
+    lengths = [length for length in LENGTHS if length <= n]
+    ms = {kind: [1000 * timings[kind, length, d] for length in lengths] for kind in KINDS}
+    lstm, attention = ms["lstm"][-1], ms["attention"][-1]
+    if f"{lstm:.2f}" == f"{attention:.2f}":
+        verdict = "both take the same time"
+    else:
+        faster = "self-attention" if attention < lstm else "the LSTM"
+        verdict = f"{faster} is {max(lstm, attention) / min(lstm, attention):.1f}× faster"
+    span = f"from n = {lengths[0]} to {n}" if len(lengths) > 1 else f"at n = {n}"
+    trend = {
+        kind: " → ".join(f"{t:.2f}" for t in dict.fromkeys((v[0], v[-1]))) for kind, v in ms.items()
+    }
+    counts = path_lengths(n)
+    return (
+        f"Measured on this machine, one layer with d = {d}, batch 1: at n = {n} the LSTM takes "
+        f"{lstm:.2f} ms and self-attention {attention:.2f} ms, so {verdict}. Times {span}: "
+        f"LSTM {trend['lstm']} ms, self-attention {trend['attention']} ms. On any machine, at "
+        f"n = {n}: {counts['rnn_steps']:,} sequential steps against {counts['attention_steps']}, "
+        f"and a longest path of {counts['rnn_path']:,} hops against {counts['attention_path']}."
+    )
 
 
 def render_sequence_cost(n: int, d: int, timings: dict) -> Figure:
@@ -164,13 +191,20 @@ def draw_cost_crossover(ax, d: int = 512, n_max: int = 2048) -> None:
     ax.legend()
 
 
-class SequenceCostExplorer:
+class SequenceCostExplorer(Explorer):
     """Sliders for n and d; an ``Output`` with :func:`render_sequence_cost` of fresh timings.
 
     Attributes:
         timings: ``(kind, n, d) -> seconds``, every measurement made so far.
-        figure: the figure drawn last. n_select, d_select, status, output: the widgets.
+        figure: the figure drawn last; ``text`` its text alternative.
+        n_select, d_select, status, output: the widgets.
     """
+
+    title = "Sequence-cost explorer"
+    note = (
+        "The times were measured on the computer that built this page, when it was built; "
+        "the live notebook measures them on yours."
+    )
 
     def __init__(self, n: int = 256, d: int = 128, *, repeats: int = 3):
         import ipywidgets as w  # here, so that importing course_lib.widgets stays light
@@ -190,7 +224,13 @@ class SequenceCostExplorer:
         self.output = w.Output()
         for control in (self.n_select, self.d_select):
             control.observe(self.update, names="value")
-        self.widget = w.VBox([self.n_select, self.d_select, self.status, self.output])
+        controls = w.VBox([self.n_select, self.d_select])
+        self.widget = w.VBox([controls, self.status, self.output])
+        self.n_select.add_class("course-length-n")
+        self.d_select.add_class("course-width-d")
+        self.status.add_class("course-cost-summary")
+        self.output.add_class("course-picture")
+        self._finish(w, controls, "course-sequence-cost-explorer")
         self.update()
         collect_garbage_now()
 
@@ -219,10 +259,12 @@ class SequenceCostExplorer:
             f"{1000 * attention:.2f} ms on this machine; {faster} is {ratio:.1f}× faster. "
             f"Table 1 counts n²·d = {n * n * d:,} against n·d² = {n * d * d:,} multiply-adds."
         )
-        text = f"<measured forward times, n = {n}, d = {d}>"
-        self.output.outputs = (png_output(figure_png(self.figure), text),)
+        self.text = describe_sequence_cost(n, d, self.timings)
+        self.output.outputs = (png_output(figure_png(self.figure), self.text),)
 
-    def _ipython_display_(self):
-        from IPython.display import display
-
-        display(self.widget)
+    def _static_controls(self) -> list:
+        """n and d over all their values (each measured when first shown)."""
+        return [
+            widget_control("n", self.n_select, "slider", [(n, f"{n:,}") for n in LENGTHS]),
+            widget_control("d", self.d_select, "slider", [(d, str(d)) for d in WIDTHS]),
+        ]

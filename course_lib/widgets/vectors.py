@@ -23,6 +23,8 @@ from ._display import (
     place_tick_labels,
     png_output,
 )
+from ._explorer import Explorer
+from .static_export import widget_control
 
 COLOURS = ("#006BA4", "#C85200")  # blue and dark orange of tableau-colorblind10
 LIMIT = 2.4  # fixed axes: the picture must not jump while a slider moves
@@ -104,6 +106,18 @@ def readout(pair: VectorPair, names=("a", "b")) -> str:
     return (
         f"{a}·{b} = {dot} = |{a}| |{b}| cos θ = {norm_a:.2f} × {norm_b:.2f} × {cos}; "
         f"cos θ = {cos}, θ = {p.angle:.1f}°, so they {p.relation}."
+    )
+
+
+def describe_vectors(pair: VectorPair, names=("a", "b")) -> str:
+    """The picture in words: both arrows (direction and length), then the :func:`readout`."""
+    arrows = " and ".join(
+        f"{name} (direction {_fixed(polar(v)[0], 1)}°, length {_fixed(norm, 2)})"
+        for name, v, norm in zip(names, (pair.a, pair.b), pair.norms, strict=True)
+    )
+    return (
+        f"Two arrows from the origin, {arrows}, with the angle θ between them marked. "
+        + readout(pair, names)
     )
 
 
@@ -194,7 +208,7 @@ def refresh_vectors(fig: Figure, pair: VectorPair, names=("a", "b")) -> None:
     texts["subtitle"].set_text(f"|{a}| = {norm_a:.2f}, |{b}| = {norm_b:.2f}: {verdict}")
 
 
-class VectorExplorer:
+class VectorExplorer(Explorer):
     """Sliders for the direction and length of two vectors; the picture and numbers follow.
 
     Args:
@@ -203,10 +217,13 @@ class VectorExplorer:
         names: what to call them in the picture and the readout.
 
     Attributes:
-        pair: the :class:`VectorPair` on show; ``figure``; ``text``: its :func:`readout`.
+        pair: the :class:`VectorPair` on show; ``figure``; ``text``: its :func:`readout`;
+            ``alt``: the picture's text alternative (:func:`describe_vectors`).
         angle_a, length_a, angle_b, length_b, readout_label, output: the widgets
             (setting a slider's ``.value`` redraws at once).
     """
+
+    title = "Dot-product explorer"
 
     def __init__(self, a=(1.0, 0.5), b=(0.9, 0.6), names=("a", "b")):
         import ipywidgets as w  # here, so that importing course_lib.widgets stays light
@@ -239,6 +256,7 @@ class VectorExplorer:
             ]
         self.angle_a, self.length_a, self.angle_b, self.length_b = sliders
         self.readout_label = w.HTML(layout=w.Layout(width="330px"))
+        self.readout_label.add_class("course-readout")
         self.output = w.Output(layout=w.Layout(flex="1 1 auto"))
         for slider in sliders:
             slider.observe(self.update, names="value")
@@ -249,9 +267,12 @@ class VectorExplorer:
         )
         self.widget = w.HBox([controls, self.output])
         # stable names for the browser tests (tests/browser) to find the parts by
-        self.widget.add_class("course-vector-explorer")
-        self.angle_b.add_class("course-angle-b")
+        for slider, name in zip(
+            sliders, ("angle-a", "length-a", "angle-b", "length-b"), strict=True
+        ):
+            slider.add_class(f"course-{name}")
         self.output.add_class("course-picture")
+        self._finish(w, controls, "course-vector-explorer")
         self.figure = self._backdrop = None
         self.update()
         collect_garbage_now()
@@ -267,11 +288,22 @@ class VectorExplorer:
         else:
             refresh_vectors(self.figure, self.pair, self.names)
         self.text = readout(self.pair, self.names)
+        self.alt = describe_vectors(self.pair, self.names)
         png = self._backdrop.png(moving_parts(self.figure))
-        self.output.outputs = (png_output(png, self.text),)
+        self.output.outputs = (png_output(png, self.alt),)
         self.readout_label.value = f"<div style='line-height: 1.4'>{html.escape(self.text)}</div>"
 
-    def _ipython_display_(self):
-        from IPython.display import display
-
-        display(self.widget)
+    def _static_controls(self) -> list:
+        """The four sliders, each over a few steps and its current value."""
+        controls = []
+        angles, lengths = (-180.0, -90.0, 0.0, 90.0, 180.0), (0.1, 0.5, 1.0, 1.5, 2.0)
+        for name, slider, steps, digits in (
+            ("angle_a", self.angle_a, angles, 0),
+            ("length_a", self.length_a, lengths, 2),
+            ("angle_b", self.angle_b, angles, 0),
+            ("length_b", self.length_b, lengths, 2),
+        ):
+            label = lambda v, digits=digits: _fixed(v, digits)  # noqa: E731
+            options = [(v, label(v)) for v in sorted({*steps, slider.value})]
+            controls.append(widget_control(name, slider, "slider", options, describe=label))
+        return controls

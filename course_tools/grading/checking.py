@@ -9,7 +9,9 @@ change the checks of the other exercises, and a crash or an endless loop costs o
 exercise it happens in.
 
 What an answer may use is decided by the exercise's check itself (``course_lib.checks._rules``),
-the same way as in the notebook; the grader only hands it the submission's code cells.
+the same way as in the notebook; the grader only hands it the submission's code cells. A
+multiple-choice letter from an earlier version of the lesson is read as the option it named
+there (``course_lib.choice_history``), and the message says so.
 """
 
 import base64
@@ -21,15 +23,20 @@ import time
 from functools import partial
 
 
-def check_one(exercise, answers: dict, sources: list[str] | None = None) -> dict:
+def check_one(
+    exercise, answers: dict, sources: list[str] | None = None, moves: dict | None = None
+) -> dict:
     """Load one exercise's answers and run the exercise's check, rules included.
 
     ``sources`` are the submission's code cells: the check reads the cell that made each
     answer for the exercise's rules, as it reads the kernel's history in the notebook.
+    ``moves`` ({letter then: letter now}) reads a multiple choice answered in an earlier
+    version of the lesson, whose options were in another order.
     """
     import cloudpickle
 
     from course_lib.checks import FAILED, NOT_DONE
+    from course_lib.lesson_format import choice_letter
 
     values, missing = [], []
     for name in exercise.names:
@@ -47,8 +54,18 @@ def check_one(exercise, answers: dict, sources: list[str] | None = None) -> dict
             "deleted, or did it (or a cell before it) raise an error?"
         )
         return {"status": NOT_DONE, "message": message}
+    then = choice_letter(values[0]) if exercise.kind == "choice" and moves else None
+    now = moves.get(then, then) if then else None
+    if now != then:
+        values[0] = now
     result = exercise.run(*values, sources=sources or [])
-    return {"status": result.status, "message": result.message, "uses": list(result.uses)}
+    message = result.message
+    if now != then:
+        message = (
+            f"Your notebook is from an earlier version of the lesson, where this option was "
+            f"({then}); it is ({now}) in today's. {message}"
+        )
+    return {"status": result.status, "message": message, "uses": list(result.uses)}
 
 
 def _child(task) -> bytes:
@@ -107,13 +124,18 @@ def isolated(task, timeout: float) -> dict:
     }
 
 
-def evaluate(answers: dict, exercises, sources: list[str], timeout: float) -> dict[str, dict]:
-    """Each exercise's result: status, message, and the reference code its answer uses."""
+def evaluate(
+    answers: dict, exercises, sources: list[str], timeout: float, moves: dict | None = None
+) -> dict[str, dict]:
+    """Each exercise's result: status, message, and the reference code its answer uses.
+
+    ``moves`` maps an exercise id to {letter then: letter now} for the multiple choices whose
+    options moved since the version the submission was made from."""
     import torch
 
     torch.set_num_threads(1)  # the children inherit it: one thread each, reproducible results
     results = {}
     for exercise in exercises:
-        task = partial(check_one, exercise, answers, sources)
+        task = partial(check_one, exercise, answers, sources, (moves or {}).get(exercise.id))
         results[exercise.id] = isolated(task, timeout)
     return results

@@ -3,6 +3,12 @@
 A submission file is only ever read: the notebook runs from a copy in memory, in a
 fresh kernel started in a temporary folder, and its answers are checked in this process's
 forked children, never in the kernel.
+
+Multiple choices are graded against the version of the lesson the submission was made from
+(``course_lib.choice_history``): a letter from an earlier version counts as the option it
+named there. When that version is not on record and the notebook lists its options otherwise
+than today's lesson, its multiple choices are not graded, and the notes say why and what the
+student does.
 """
 
 import json
@@ -12,11 +18,12 @@ from concurrent.futures import ProcessPoolExecutor
 from functools import partial
 from pathlib import Path
 
+from course_lib import choice_history
 from course_lib.checks import EXERCISES, FAILED, PASSED
 
 from . import execution, notebooks, reports
 from .checking import evaluate
-from .reports import ExerciseGrade, SubmissionGrade
+from .reports import NOT_GRADED, ExerciseGrade, SubmissionGrade
 
 # The course's folders, relative to where the command runs (the repository root by default).
 SOLUTIONS, LESSONS = Path("solutions"), Path("lessons")
@@ -33,8 +40,12 @@ def grade(
     lesson: int | None = None,
     solutions: Path = SOLUTIONS,
     lessons: Path = LESSONS,
+    record: dict | None = None,
 ) -> SubmissionGrade:
-    """Grade one submission; every failure of the notebook ends up in the result, not raised."""
+    """Grade one submission; every failure of the notebook ends up in the result, not raised.
+
+    ``record`` is where earlier versions' multiple-choice letters stand today
+    (``course_lib.choice_history.EARLIER`` unless given)."""
     graded = SubmissionGrade(student, str(path), None)
     try:
         nb = notebooks.read(path)
@@ -47,15 +58,27 @@ def grade(
         reference = notebooks.lesson_notebook(lessons, graded.lesson)
         reference = notebooks.read(reference) if reference else None
         graded.free_text = notebooks.free_text(nb, reference)
+        letters = choice_history.letters(nb, reference or {}, graded.lesson, record)
+        unread = set() if letters.readable else {e.id for e in found if e.kind == "choice"}
+        if unread:  # its letters may name other options than today's: say so, grade the rest
+            graded.problems.append(_unread_letters(path, graded.lesson, letters, unread, record))
+        checked = [e for e in found if e.id not in unread]
         sources = notebooks.code_cells(nb)  # what the exercises' rules read, as in the notebook
         with tempfile.TemporaryDirectory(prefix="grade-") as tmp:
-            ran = execution.run(nb, Path(tmp), [n for e in found for n in e.names], timeout)
-        graded.problems = ran.problems
-        results = evaluate(ran.answers, found, sources, timeout) if ran.exported else {}
+            ran = execution.run(nb, Path(tmp), [n for e in checked for n in e.names], timeout)
+        graded.problems += ran.problems
+        moves = letters.moves  # the multiple choices whose options moved since its version
+        results = evaluate(ran.answers, checked, sources, timeout, moves) if ran.exported else {}
     except (notebooks.InvalidNotebook, ValueError) as e:
         graded.invalid = str(e)
         return graded
     for e in found:
+        if e.id in unread:
+            message = UNREAD.format(lesson=graded.lesson)
+            graded.exercises.append(
+                ExerciseGrade(e.id, e.title, NOT_GRADED, message, 0.0, points.get(e.id, 1.0))
+            )
+            continue
         result = results.get(
             e.id, {"status": FAILED, "message": "not checked: see the problems above."}
         )
@@ -66,6 +89,31 @@ def grade(
             ExerciseGrade(e.id, e.title, result["status"], result["message"], earned, worth, uses)
         )
     return graded
+
+
+UNREAD = (
+    "not graded: your notebook was made from a version of the lesson that lists the options "
+    "differently from today's, so your letter may name another option now. Run "
+    "`make update LESSON={lesson:02d}` (it carries your answers over), check this answer and "
+    "submit again."
+)
+
+
+def _unread_letters(path: Path, lesson: int, letters, unread: set[str], record) -> str:
+    """The note on a submission whose multiple-choice letters cannot be read."""
+    n = f"{lesson:02d}"
+    made = f"was made from version {letters.version}" if letters.version else "records no version"
+    known = choice_history.known_versions(lesson, record)
+    today = f"today's {letters.today}" if letters.today else f"no lessons/{n}_*.ipynb"
+    earlier = f" and the earlier {', '.join(known)}" if known else ""
+    ids = ", ".join(sorted(unread, key=lambda i: [int(k) for k in i.split(".")]))
+    return (
+        f"{path.name} {made} of lesson {n}, which this grader has no record of (it knows "
+        f"{today}{earlier}), and lists its multiple-choice options otherwise than today's "
+        f"lesson: {ids} not graded, since a letter may name another option there. The student "
+        f"runs `make update LESSON={n}`, which carries the answers over, checks those answers "
+        "and submits again."
+    )
 
 
 def _safe_grade(item, **options) -> SubmissionGrade:

@@ -1,7 +1,8 @@
 """What grading produces: a CSV row per student, a summary, and a feedback file each.
 
-Outcomes are written with a symbol and a word (✓ Passed, ✗ Not yet, … Not done yet), never
-colour alone.
+Outcomes are written with a symbol and a word (✓ Passed, ✗ Not yet, … Not done yet, ? Not
+graded), never colour alone. "Not graded" is the grader's own: a multiple choice answered in a
+version of the lesson whose letters it cannot read (see ``grader``).
 """
 
 import csv
@@ -12,7 +13,13 @@ from course_lib.checks import FAILED, NOT_DONE, PASSED
 
 from .notebooks import FreeText
 
-LOOK = {PASSED: "✓ Passed", FAILED: "✗ Not yet", NOT_DONE: "… Not done yet"}
+NOT_GRADED = "not graded"
+LOOK = {
+    PASSED: "✓ Passed",
+    FAILED: "✗ Not yet",
+    NOT_DONE: "… Not done yet",
+    NOT_GRADED: "? Not graded",
+}
 OK, PROBLEMS, INVALID = "ok", "problems", "invalid"  # a submission's status
 
 
@@ -64,7 +71,7 @@ def write_csv(grades: list[SubmissionGrade], path: Path, exercise_ids: list[str]
         writer = csv.writer(f)
         writer.writerow(["student", "lesson", *exercise_ids, "total", "max", "status", "notes"])
         for g in grades:
-            points = {e.id: _number(e.points) for e in g.exercises}
+            points = {e.id: _number(e.points) for e in g.exercises if e.status != NOT_GRADED}
             notes = [g.invalid] if g.invalid else list(g.problems)
             notes += [f"{e.id} uses {', '.join(e.uses_reference)}" for e in g.flagged]
             writer.writerow(
@@ -86,7 +93,7 @@ def feedback(g: SubmissionGrade) -> str:
         return "\n".join(lines)
     lines += [f"Lesson {g.lesson}: **{_number(g.total)} of {_number(g.max_points)} points**.", ""]
     if g.problems:
-        lines += ["## Problems while running your notebook", ""]
+        lines += ["## Problems with your notebook", ""]
         lines += [f"- {p}" for p in g.problems] + [""]
     lines += ["## Exercises", ""]
     for e in g.exercises:
@@ -109,12 +116,12 @@ def summary(grades: list[SubmissionGrade], exercise_ids: list[str]) -> str:
     """Pass counts per exercise, students with problems or flags, written answers to grade."""
     lines = ["# Grading summary", "", f"{len(grades)} submission(s).", ""]
     lines += [
-        "| exercise | ✓ passed | ✗ not yet | … not done | ⚑ flagged |",
-        "|---|---|---|---|---|",
+        "| exercise | ✓ passed | ✗ not yet | … not done | ? not graded | ⚑ flagged |",
+        "|---|---|---|---|---|---|",
     ]
     for i in exercise_ids:
         found = [e for g in grades for e in g.exercises if e.id == i]
-        counts = [sum(e.status == s for e in found) for s in (PASSED, FAILED, NOT_DONE)]
+        counts = [sum(e.status == s for e in found) for s in (PASSED, FAILED, NOT_DONE, NOT_GRADED)]
         flagged = sum(bool(e.uses_reference) for e in found)
         lines.append(f"| {i} | " + " | ".join(map(str, [*counts, flagged])) + " |")
     lines += ["", "| student | points | status |", "|---|---|---|"]

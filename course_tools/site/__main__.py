@@ -24,11 +24,6 @@ def main(argv=None) -> int:
     parser.add_argument(
         "--lessons", nargs="+", metavar="NN", help="only these lessons, e.g. 03 05 (default: all)"
     )
-    parser.add_argument(
-        "--run",
-        action="store_true",
-        help="run every notebook again, even those stored with their outputs",
-    )
     parser.add_argument("--jobs", type=int, default=2, help="notebooks run at once (default: 2)")
     parser.add_argument(
         "--npm-dir", type=Path, default=Path("build/npm"), help="where npm installs the scripts"
@@ -43,17 +38,20 @@ def main(argv=None) -> int:
             out,
             args.lessons,
             instructors=args.solutions,
-            force_run=args.run,
             jobs=args.jobs,
             npm_dir=args.npm_dir,
         )
     except (ValueError, RuntimeError, FileNotFoundError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
-    print(f"{out / 'index.html'} written in {time.perf_counter() - start:.1f} s")
+    seconds = time.perf_counter() - start
     for failure in failures:
         print(f"\nFAILED {failure}", file=sys.stderr)
-    return 1 if failures else 0
+    if failures:
+        print(f"\nno site written after {seconds:.1f} s: {out} is as it was", file=sys.stderr)
+        return 1
+    print(f"{out / 'index.html'} written in {seconds:.1f} s")
+    return 0
 
 
 if __name__ == "__main__":

@@ -3,7 +3,8 @@
 nbconvert's HTML pages fetch the widget renderer, require.js and MathJax from CDNs. Here
 the pinned npm packages of ``package.json`` (exact versions in ``package-lock.json``) are
 installed once into a build folder, and the few files the pages need are copied into
-``_static/`` beside them, so a page opened from disk needs no network at all.
+``_static/`` beside them, so a page opened from disk needs no network at all. The course's
+own stylesheet and explorer script (``course.css``, ``explorers.js``) go there too.
 """
 
 import json
@@ -15,6 +16,14 @@ HERE = Path(__file__).parent
 STATIC = "_static"  # the folder beside the pages, and the relative URL the pages use
 FONT_SUFFIXES = (".woff2", ".woff", ".ttf", ".eot", ".svg")
 HTML_MANAGER = "node_modules/@jupyter-widgets/html-manager"
+
+# The course's own files, copied from this folder into _static/ under the same names.
+STYLESHEET = "course.css"  # layout, contrast and the static explorers' look
+EXPLORERS_JS = "explorers.js"  # swaps the static explorers' pictures
+OWN_FILES = (STYLESHEET, EXPLORERS_JS)
+
+# The packages only a page that still shows a widget needs.
+WIDGET_PACKAGES = ("@jupyter-widgets/html-manager", "requirejs")
 
 # What the pages load: (file in the npm folder, where it goes under _static/).
 SCRIPTS = {
@@ -60,11 +69,16 @@ def install(npm_dir: Path, package_dir: Path = HERE) -> Path:
     return npm_dir
 
 
-def files_to_copy(npm_dir: Path) -> dict[Path, str]:
-    """Every file the pages need: {source in npm_dir: destination relative to _static/}."""
-    files = {npm_dir / source: target for source, target in SCRIPTS.values()}
+def files_to_copy(npm_dir: Path, widgets: bool = True) -> dict[Path, str]:
+    """Every file the pages need: {source in npm_dir: destination relative to _static/}.
+
+    ``widgets`` False: no page shows a widget, so the widget renderer and require.js stay out.
+    """
+    chosen = SCRIPTS if widgets else {"mathjax": SCRIPTS["mathjax"]}
+    files = {npm_dir / source: target for source, target in chosen.values()}
     # The widget styles point at icon fonts relative to the renderer's own folder.
-    for font in sorted((npm_dir / HTML_MANAGER / "dist").iterdir()):
+    fonts = sorted((npm_dir / HTML_MANAGER / "dist").iterdir()) if widgets else []
+    for font in fonts:
         if font.suffix in FONT_SUFFIXES:
             files[font] = f"widgets/{font.name}"
     missing = [str(path) for path in files if not path.is_file()]
@@ -73,22 +87,29 @@ def files_to_copy(npm_dir: Path) -> dict[Path, str]:
     return files
 
 
-def notice(npm_dir: Path, package_dir: Path = HERE) -> str:
+def notice(npm_dir: Path, package_dir: Path = HERE, widgets: bool = True) -> str:
     """Which packages the copied files come from, with their versions and licences."""
     lines = ["The scripts in this folder come from these npm packages:", ""]
     for name in pinned_versions(package_dir):
+        if name in WIDGET_PACKAGES and not widgets:
+            continue
         meta = json.loads((npm_dir / "node_modules" / name / "package.json").read_text("utf-8"))
         lines.append(f"{name} {meta['version']} (licence: {meta.get('license', 'see package')})")
     return "\n".join(lines) + "\n"
 
 
-def copy_static(npm_dir: Path, site: Path) -> Path:
-    """Copy what the pages load into ``site/_static``; returns that folder."""
+def copy_static(npm_dir: Path, site: Path, widgets: bool = True) -> Path:
+    """Copy what the pages load into ``site/_static``; returns that folder.
+
+    ``widgets`` False leaves out the widget renderer and require.js (see :func:`files_to_copy`).
+    """
     static = site / STATIC
-    for source, target in files_to_copy(npm_dir).items():
+    for source, target in files_to_copy(npm_dir, widgets).items():
         (static / target).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(source, static / target)
-    (static / "NOTICE.txt").write_text(notice(npm_dir), encoding="utf-8")
+    for name in OWN_FILES:
+        shutil.copy2(HERE / name, static / name)
+    (static / "NOTICE.txt").write_text(notice(npm_dir, widgets=widgets), encoding="utf-8")
     return static
 
 

@@ -1,20 +1,24 @@
-"""The static site opens from disk, with the network off, and its widgets and math render.
+"""The static site opens from disk, with the network off; its explorers respond to the keyboard.
 
-By default the site is built here for two lessons from ``solutions/`` (stored outputs and
-widget state, so nothing runs): lesson 1, whose text holds an equation and which has a
-widget, and lesson 5, the positional-encoding explorer. To test a site built beforehand,
-for example the learners' full site of ``make site``, set ``SITE_DIR=build/site``.
+By default the site is built here for two lessons of the instructors' version (each lesson
+is run in a copy, about 30 s): lesson 1, whose text holds an equation and which has the
+sequence-cost explorer, and lesson 5, the positional-encoding explorer. To test a site built
+beforehand, for example the learners' full site of ``make site``, set ``SITE_DIR=build/site``.
 
 Chromium runs headless with every request that is not a ``file://`` URL aborted and
-recorded: a page that tried to reach a CDN fails the test even if it still rendered.
-It shares ``conftest.py``'s chromium, and none of its JupyterLab fixtures.
+recorded: a page that tried to reach a CDN fails the test even if it still rendered. Every
+page is scanned with axe-core at a desktop width and at a phone's (390 px), where nothing
+may scroll sideways but a wide picture's own box. It shares ``conftest.py``'s chromium, and
+none of its JupyterLab fixtures.
 """
 
 import os
 import re
 from pathlib import Path
 
+import accessibility
 import pytest
+from keyboard import Step, operate
 
 from course_tools.site import build_site
 
@@ -57,8 +61,8 @@ def site(tmp_path_factory) -> Path:
 class OfflineTab:
     """A browser tab that may load only file:// URLs, recording everything else it tried."""
 
-    def __init__(self, browser):
-        self.context = browser.new_context(offline=True, viewport={"width": 1300, "height": 900})
+    def __init__(self, browser, width: int = 1300):
+        self.context = browser.new_context(offline=True, viewport={"width": width, "height": 900})
         self.context.set_default_timeout(30_000)
         self.blocked, self.failed, self.errors = [], [], []
         self.context.route("**/*", self._route)
@@ -134,25 +138,114 @@ def test_index_lists_every_page_and_its_links_open_them(site, tab):
     tab.assert_clean()
 
 
-def widget_pages(site: Path) -> list[Path]:
-    marker = "application/vnd.jupyter.widget-view+json"
-    return [p for p in lesson_pages(site) if marker in p.read_text(encoding="utf-8")]
+def test_pages_link_to_their_neighbours_and_list_their_sections(site, tab):
+    pages = lesson_pages(site)
+    for i, path in enumerate(pages):
+        page = tab.open(path)
+        neighbours = {"prev": pages[i - 1] if i else None, "next": pages[i + 1 : i + 2]}
+        neighbours["next"] = neighbours["next"][0] if neighbours["next"] else None
+        for rel, neighbour in neighbours.items():
+            links = page.locator(f"nav.course-nav a[rel={rel}]")
+            wanted = [] if neighbour is None else [neighbour.name]
+            assert [a.get_attribute("href") for a in links.all()] == wanted, (path.name, rel)
+        for link in page.locator("nav.course-nav a[href]").all():
+            assert (site / link.get_attribute("href")).is_file(), (path.name, link)
+        toc = page.locator("nav.course-toc a[href^='#']")
+        assert toc.count() >= 2, f"{path.name}: no table of contents"
+        for anchor in toc.all():
+            target = anchor.get_attribute("href")[1:]
+            assert page.locator(f"[id='{target}']").count() == 1, (path.name, target)
+    tab.assert_clean()
 
 
-def test_widgets_show_their_controls_and_last_picture_offline(site, tab):
-    pages = widget_pages(site)
-    assert pages, "no page of the site shows a widget"
+def explorer_pages(site: Path) -> list[Path]:
+    return [p for p in lesson_pages(site) if "course-static-explorer" in p.read_text("utf-8")]
+
+
+# The picture on show and the settings the controls show, read from the page itself.
+READ_EXPLORER = """section => {
+    const img = section.querySelector(".course-explorer-picture");
+    const data = JSON.parse(section.querySelector(".course-explorer-data").textContent);
+    const shown = Array.from(section.querySelectorAll("[data-control]"), box => {
+        const checked = box.querySelector("input[type=radio]:checked");
+        if (checked) return Number(checked.value);
+        const tick = box.querySelector("input[type=checkbox]");
+        if (tick) return tick.checked ? 1 : 0;
+        const range = box.querySelector("input[type=range]");
+        if (range) return Number(range.value);
+        const fixed = box.querySelector("textarea, input");  // shown, not changeable
+        return data.controls[Number(box.dataset.control)].options.indexOf(fixed.value);
+    });
+    const spoken = section.querySelector(".course-explorer-announce").textContent;
+    return {src: img.getAttribute("src"), alt: img.getAttribute("alt"), shown: shown, spoken,
+            drawn: img.complete && img.naturalWidth > 0, data: data};
+}"""
+
+
+def keyboard_steps(page, section: str) -> list[Step]:
+    """One step per control the page lets you change, with a key that changes it."""
+    steps = []
+    for box in page.locator(f"{section} [data-control]").all():
+        name, index = box.get_attribute("data-name"), box.get_attribute("data-control")
+        control = f"[data-control='{index}']"
+        if box.locator("input[type=range]").count():
+            slider = box.locator("input[type=range]")
+            at_end = slider.input_value() == slider.get_attribute("max")
+            steps.append(Step(name, f"{control} input", "ArrowLeft" if at_end else "ArrowRight"))
+        elif box.locator("input[type=radio]").count():
+            radios = box.locator("input[type=radio]")
+            last = radios.nth(radios.count() - 1).is_checked()
+            steps.append(Step(name, f"{control} input", "ArrowUp" if last else "ArrowDown"))
+        elif box.locator("input[type=checkbox]").count():
+            steps.append(Step(name, f"{control} input", "Space"))
+    return steps
+
+
+def test_explorers_respond_to_the_keyboard_offline(site, tab):
+    """Each control, reached with Tab and moved with a key, brings its own picture."""
+    pages = explorer_pages(site)
+    assert pages, "no page of the site shows an explorer"
     for path in pages:
         page = tab.open(path)
-        picture = page.locator(".jupyter-widgets .widget-output img[src^='data:image/png']")
-        tab.wait_for(picture, f"{path.name}: the widget's picture")
-        width = picture.first.evaluate("img => img.complete ? img.naturalWidth : 0")
-        assert width > 100, f"{path.name}: the widget's picture did not decode"
-        assert page.locator(".jupyter-widgets .widget-slider").count() > 0, path.name
-        # A view the renderer could not create is replaced by its error widget.
-        broken = page.locator(".jupyter-widgets-error-widget").count()
-        assert broken == 0, f"{path.name}: {broken} widget(s) failed to render"
+        for section in page.locator("section.course-static-explorer").all():
+            selector = f"#{section.get_attribute('id')}"
+
+            def picture(old, section=section, selector=selector, path=path, page=page):
+                for _ in range(40):
+                    now = section.evaluate(READ_EXPLORER)
+                    if now["drawn"] and now["src"] != old:
+                        break
+                    page.wait_for_timeout(100)
+                else:
+                    raise AssertionError(f"{path.name} {selector}: the picture did not change")
+                # The controls show exactly the settings this picture was drawn with.
+                state = [s for s in now["data"]["states"] if s["src"] == now["src"]]
+                assert [s["v"] for s in state] == [now["shown"]], (path.name, now["shown"])
+                assert now["alt"] == state[0]["alt"] and len(now["alt"]) > 20, path.name
+                if old is not None:  # a screen reader hears what the new picture shows
+                    assert now["spoken"] == now["alt"], path.name
+                return now["src"]
+
+            steps = keyboard_steps(page, selector)
+            assert steps, f"{path.name} {selector}: no control to change"
+            operate(page, selector, steps, picture)
     tab.assert_clean()
+
+
+@pytest.mark.parametrize("width", [1300, 390])
+def test_every_page_passes_axe_and_fits_the_width(site, browser, width):
+    tab = OfflineTab(browser, width)
+    try:
+        for path in [site / "index.html", *lesson_pages(site)]:
+            page = tab.open(path)
+            page.wait_for_load_state("load")
+            found = accessibility.violations(page)
+            assert found == [], accessibility.report(found, f"{path.name} at {width} px")
+            overflow = page.evaluate("document.documentElement.scrollWidth")
+            assert overflow <= width, f"{path.name} scrolls sideways at {width} px ({overflow})"
+        tab.assert_clean()
+    finally:
+        tab.context.close()
 
 
 def test_mathjax_renders_the_equations_offline(site, tab):
