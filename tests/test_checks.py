@@ -437,6 +437,16 @@ def test_describe_error_calls_a_notebook_cell_your_cell():
     assert describe_error(info.value).endswith("(line 3 of your cell)")
 
 
+@pytest.mark.parametrize("filename", ["<string>", "<dynamic-code>"])
+def test_describe_error_calls_code_without_a_file_your_cell(filename):
+    """exec'd code, or an answer cloudpickle carried out of the kernel, came from a cell."""
+    namespace = {}
+    exec(compile("def f():\n    return 1 / 0\n", filename, "exec"), namespace)
+    with pytest.raises(ZeroDivisionError) as info:
+        namespace["f"]()
+    assert describe_error(info.value).endswith("(line 2 of your cell)")
+
+
 def test_describe_error_without_text_or_traceback():
     assert describe_error(ValueError()) == "ValueError"
     assert describe_error(KeyError("k")) == "KeyError: 'k'"

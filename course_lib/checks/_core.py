@@ -213,13 +213,23 @@ def _is_learners(filename: str) -> bool:
     return not str(Path(filename).resolve()).startswith(_LIBRARY_DIRS)
 
 
+def _from_a_cell(filename: str) -> bool:
+    """Code typed in a notebook: a cell's file (ipykernel's), or no file at all ("<string>").
+
+    At grading an answer's function comes out of the student's kernel through cloudpickle,
+    which (from 3.1.3) renames its file "<dynamic-code>": it is still the student's cell,
+    and the message must read as it did in the notebook.
+    """
+    return "ipykernel" in filename or filename.startswith("<")
+
+
 def describe_error(e: BaseException) -> str:
     """``"ZeroDivisionError: division by zero (line 3 of your cell)"``: type, text, and where."""
     text = f"{type(e).__name__}: {e}" if str(e) else type(e).__name__
     frames = [f for f in traceback.extract_tb(e.__traceback__) if _is_learners(f.filename)]
     if frames:
         frame = frames[-1]
-        where = "your cell" if "ipykernel" in frame.filename else frame.filename.split("/")[-1]
+        where = "your cell" if _from_a_cell(frame.filename) else frame.filename.split("/")[-1]
         text += f" (line {frame.lineno} of {where})"
     return text
 
