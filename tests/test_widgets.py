@@ -26,7 +26,7 @@ from course_lib.widgets import (
     AttentionExample,
     AttentionExplorer,
     attention_weights,
-    describe_attention,
+    describe_attention_map,
     draw_attention,
     figure_png,
     lesson3_examples,
@@ -631,7 +631,7 @@ def test_the_description_names_each_querys_strongest_key_and_the_settings(
     examples, which, settings
 ):
     example = examples[which]
-    text = describe_attention(example, **settings)
+    text = describe_attention_map(example, **settings)
     described = _strongest_in_words(example, **settings)[:8]  # the first 8 queries
     assert described and all(row in text for row in described)
     head = settings.get("head", 0)
@@ -644,10 +644,10 @@ def test_the_description_names_each_querys_strongest_key_and_the_settings(
 
 
 def test_the_description_counts_the_queries_it_leaves_out_and_says_when_weights_tie(examples):
-    text = describe_attention(examples[SENTENCE], head=1)  # 11 queries; "the" asks for nothing
+    text = describe_attention_map(examples[SENTENCE], head=1)  # 11 queries; "the" asks for nothing
     assert text.count(" → ") == 8 and text.endswith("and 3 more queries.")
     assert "the → spread evenly over all 11 visible keys, 0.09 each" in text
-    masked = describe_attention(examples[WORKED], causal=True)
+    masked = describe_attention_map(examples[WORKED], causal=True)
     assert "the → the 1.00" in masked  # only itself is visible to the first query
     assert "sat → spread evenly over all 3 visible keys, 0.33 each" in masked
 
@@ -656,13 +656,13 @@ def test_a_query_that_sees_no_key_is_described_as_such():
     example = AttentionExample(
         "blind", "a b", "x y", torch.tensor([[[0.0, 1.0], [-math.inf] * 2]]), 1
     )
-    assert "b → no key visible" in describe_attention(example)
+    assert "b → no key visible" in describe_attention_map(example)
 
 
 def test_the_explorer_gives_its_picture_the_description_as_alt_text(explorer, examples):
     explorer.example_select.value = SENTENCE
     explorer.head_select.value, explorer.temperature.value = 1, 0.5
-    expected = describe_attention(examples[SENTENCE], head=1, temperature=0.5)
+    expected = describe_attention_map(examples[SENTENCE], head=1, temperature=0.5)
     (output,) = explorer.output.outputs
     assert output["data"]["text/plain"] == explorer.text == expected
     assert f'alt="{html.escape(expected, quote=True)}"' in output["data"]["text/html"]

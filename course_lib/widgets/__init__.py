@@ -15,7 +15,7 @@
 
 Every explorer works with the keyboard (sliders, buttons and checkboxes; no menus), shows a
 focus ring and a line of key help, and gives its picture a text alternative computed from
-the numbers drawn (describe_attention, describe_pe, describe_vectors, describe_stack,
+the numbers drawn (describe_attention_map, describe_pe, describe_vectors, describe_stack,
 describe_sequence_cost).
 
 Every widget keeps its drawing in plain functions that tests call without a browser.
@@ -26,7 +26,7 @@ In a notebook::
 """
 
 from ._display import figure_png, show_figure
-from .attention_data import AttentionExample, attention_weights, describe_attention
+from .attention_data import AttentionExample, attention_weights, describe_attention_map
 from .attention_explorer import AttentionExplorer
 from .attention_map import draw_attention, refresh_attention, render_attention
 from .deep_stack import DeepStackExplorer, describe_stack, stack_profile
@@ -47,7 +47,7 @@ __all__ = [
     "SequenceCostExplorer",
     "VectorExplorer",
     "attention_weights",
-    "describe_attention",
+    "describe_attention_map",
     "describe_pe",
     "describe_sequence_cost",
     "describe_stack",

@@ -186,7 +186,7 @@ def attention_weights(example, head=0, temperature=1.0, causal=False, scale=True
 DESCRIBED_QUERIES = 8  # a text alternative names each query's strongest key up to this many
 
 
-def describe_attention(example, head=0, temperature=1.0, causal=False, scale=True) -> str:
+def describe_attention_map(example, head=0, temperature=1.0, causal=False, scale=True) -> str:
     """A text alternative of one attention map: the settings, then each query's strongest key.
 
     Arguments as :func:`attention_weights`; numbers to 2 decimals (the last bits differ

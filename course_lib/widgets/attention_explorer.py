@@ -14,7 +14,7 @@ from pathlib import Path
 
 from ._display import Backdrops, collect_garbage_now, png_output, save_png
 from ._explorer import Explorer
-from .attention_data import AttentionExample, describe_attention
+from .attention_data import AttentionExample, describe_attention_map
 from .attention_map import moving_parts, refresh_attention, render_attention
 from .static_export import widget_control
 
@@ -203,7 +203,7 @@ class AttentionExplorer(Explorer):
             self._backdrops = Backdrops(self.figure, keep=KEEP_LAYOUTS)
         self.weights, self.hidden = refresh_attention(self.figure, example, **settings)
         self._png = self._backdrops.png(moving_parts(self.figure), index)
-        self.text = describe_attention(example, **settings)
+        self.text = describe_attention_map(example, **settings)
         self.output.outputs = (png_output(self._png, self.text),)
         self.status.value = ""  # a "saved" note would now be about another picture
 

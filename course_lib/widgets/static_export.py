@@ -13,11 +13,11 @@ writes them all to one JSON file, and puts the explorer back as it was::
 A control's type is "slider", "buttons", "checkbox" or "fixed" (shown, not changeable).
 Which settings: the ones the explorer was displayed with (the default), then each control
 varied alone from them over its options (a slider over a few steps), then every combination
-of the leading button and checkbox controls while that stays within ``max_images``; an
+of the button and checkbox controls that fit: taken in order, each joins the combination
+while the pictures stay within ``max_images``, and one that would not fit is left out; an
 explorer moved since it was displayed adds its current settings second. A state records the
-values the controls
-actually hold: a control fitted to another (a head the example lacks, a position beyond
-the positions) records where it was put, and its options include that value.
+values the controls actually hold: a control fitted to another (a head the example lacks, a
+position beyond the positions) records where it was put, and its options include that value.
 """
 
 import itertools
