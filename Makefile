@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 
-.PHONY: lab update restore test test-portable test-sweep test-mutants test-graders graders-env e2e site site-solutions lint format solutions lessons checkpoint validate grade nbgrader otter bench clean
+.PHONY: lab update restore test test-versions test-portable test-sweep test-mutants test-graders graders-env e2e site site-solutions lint format solutions lessons checkpoint validate grade nbgrader otter bench clean
 
 # Notebook tests: the kernel runs in this environment; memory addresses are masked.
 NBVAL := --nbval-current-env --nbval-cell-timeout=300 --nbval-sanitize-with tests/nbval_sanitize.cfg
@@ -32,6 +32,13 @@ test: $(VENV)/.dev         ## set up, then lint, the unit tests, solutions/ comp
 	$(TIMED) "unit tests" $(BIN)/python -m pytest $(WORKERS)
 	$(TIMED) "solutions/, compared" $(BIN)/python -m pytest $(WORKERS) --nbval solutions/ $(NBVAL)
 	$(TIMED) "lessons/, run through" $(BIN)/python -m pytest $(WORKERS) --nbval-lax lessons/ $(NBVAL)
+
+# The declared versions, both ends, and a hosted notebook (tests/versions.py): Python, torch
+# and every dependency at their floors, then at their newest, each running what `make test`
+# runs; then each lesson Run All as Colab ships Python, torch and ipywidgets, the course not
+# installed. Environments are kept in ~/.cache/attention-course/ (first run: about 9 GB).
+test-versions: $(VENV)/.dev  ## the tests at the declared floors, the newest versions, and as on Colab
+	$(BIN)/python tests/versions.py --nbval "$(NBVAL)" --workers "$(WORKERS)"
 
 # The same code on other processors: CPU kernels differ in their last bits between processors.
 test-portable: $(VENV)/.dev  ## solutions/ compared strictly under other CPUs' kernels; unit tests on 2 threads
@@ -114,8 +121,7 @@ GRADERS := $(VENV)-graders
 graders-env: $(GRADERS)/.installed  ## nbgrader, otter-grader and repo2docker in .venv-graders/
 
 $(GRADERS)/.installed: requirements.txt requirements-tools.txt requirements-graders.txt pyproject.toml
-	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' \
-		|| { echo "Python 3.11 or later is needed; set PYTHON=/path/to/python3.11"; exit 1; }
+	$(NEED_PYTHON)
 	[ -x $(GRADERS)/bin/python ] || $(PYTHON) -m venv $(GRADERS)
 	$(GRADERS)/bin/python -m pip install $(TORCH) $(if $(TORCH_INDEX),--index-url $(TORCH_INDEX))
 	$(GRADERS)/bin/python -m pip install -r requirements-graders.txt -e ".[tools]"
@@ -140,15 +146,31 @@ bench: $(VENV)/.dev        ## print the speed figures recorded in benchmarks/REA
 clean:
 	rm -rf $(VENV) $(VENV)-graders .pytest_cache .ruff_cache *.egg-info
 
+# PYTHON must run and be 3.11 or later; otherwise say which one was tried and what it said.
+NEED_PYTHON = @version=$$($(PYTHON) -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>&1) \
+	|| { echo "PYTHON=$(PYTHON) could not run ($$(command -v $(PYTHON) || echo 'not on PATH')):"; \
+	     echo "$$version" | sed '/^$$/d' | head -n 3 | sed 's/^/    /'; \
+	     echo "Set PYTHON to a Python 3.11 or later that runs, e.g. make lab PYTHON=/usr/bin/python3.11"; \
+	     exit 1; }; \
+	case $$version in 3.1[1-9]|3.[2-9][0-9]) ;; \
+	*) echo "PYTHON=$(PYTHON) is Python $$version; the course needs 3.11 or later."; \
+	   echo "Set PYTHON to one, e.g. make lab PYTHON=/usr/bin/python3.11"; exit 1;; esac
+
 $(VENV)/bin/python:
-	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' \
-		|| { echo "Python 3.11 or later is needed; set PYTHON=/path/to/python3.11"; exit 1; }
+	$(NEED_PYTHON)
 	$(PYTHON) -m venv $(VENV)
 
-# Optional: where torch comes from, e.g. the small CPU build on Linux:
-#   make lab TORCH_INDEX=https://download.pytorch.org/whl/cpu
+# Where torch comes from. PyPI's torch for Linux is the CUDA build, with several GB of nvidia-*
+# packages that only an NVIDIA GPU uses; so on Linux without one (no driver, no nvidia-smi) the
+# small CPU build comes from PyTorch's own index. Elsewhere (macOS, Windows, Linux with an NVIDIA
+# GPU) PyPI's default build. Choose yourself with TORCH_INDEX=<a PyTorch wheel index>, or
+# TORCH_INDEX= (empty) for PyPI's default: make lab TORCH_INDEX=
+CPU_TORCH   := https://download.pytorch.org/whl/cpu
+NVIDIA_GPU  := $(shell { [ -e /proc/driver/nvidia/version ] || command -v nvidia-smi; } >/dev/null 2>&1 && echo yes)
+TORCH_INDEX ?= $(if $(filter Linux,$(shell uname -s)),$(if $(NVIDIA_GPU),,$(CPU_TORCH)))
 TORCH       = $(shell sed -n 's/^\(torch==[^ ]*\).*/\1/p' requirements.txt)
-TORCH_FIRST = $(if $(TORCH_INDEX),$(BIN)/python -m pip install $(TORCH) --index-url $(TORCH_INDEX))
+TORCH_FIRST = $(if $(TORCH_INDEX),@echo "$(TORCH) from $(TORCH_INDEX) (TORCH_INDEX= for PyPI's default build)"; \
+	$(BIN)/python -m pip install $(TORCH) --index-url $(TORCH_INDEX))
 
 $(VENV)/.learner: requirements.txt pyproject.toml | $(VENV)/bin/python
 	$(TORCH_FIRST)

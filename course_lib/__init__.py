@@ -15,6 +15,7 @@ The Transformer, one concept per module:
     training        warmup schedule, label smoothing, a small training loop (§5)
     decoding        greedy decoding and beam search (§6.1)
     evaluation      translate, exact match, BLEU
+    devices         the CPU, "cuda" or "mps": where a model computes, and what this machine has
 
 Data and the lessons' own models:
     data            tokens, vocabularies, padded batches, the copy/reverse task
@@ -34,6 +35,8 @@ Inside the learner's notebook and workspace:
     lesson_format   what a lesson's stubs, prompts and version metadata look like
     choice_history  where multiple-choice options stood in earlier versions of a lesson
     workspace       the learner's working copies of the lessons (make lab, make update)
+
+Every function given a model or tensors computes on their device (the lessons use the CPU).
 
 Conventions: batch-first tensors; the paper's names (d_model, n_heads, d_k, d_ff);
 boolean masks where True means "may attend".

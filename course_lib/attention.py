@@ -97,8 +97,9 @@ class MultiHeadAttention(nn.Module):
         bias: whether the four projections have biases.
 
     Three paths compute the same function: the written-out :func:`scaled_dot_product_attention`
-    when the weights are asked for; in training with dropout, its transposed twin (faster on a
-    CPU; it draws other dropout masks from the same seed); otherwise PyTorch's fused kernel.
+    when the weights are asked for; in training with dropout on a CPU, its transposed twin
+    (faster there; it draws other dropout masks from the same seed); otherwise PyTorch's fused
+    kernel, which on a GPU also draws the dropout masks, in the same pass.
 
     Shape:
         query ``(B, T_q, D)``, key and value ``(B, T_k, D)``, optional boolean mask
@@ -139,10 +140,10 @@ class MultiHeadAttention(nn.Module):
         weights = None
         if need_weights:
             heads, weights = scaled_dot_product_attention(q, k, v, mask, dropout_p=p)
-        elif p > 0:  # training: PyTorch draws dropout masks slowly, in the fused kernel too
+        elif p > 0 and q.device.type == "cpu":  # PyTorch's CPU dropout is slow, fused or not
             heads = _attention_keys_first(q, k, v, mask, p)
-        else:  # the fused kernel; same maths, same mask polarity, zeros for empty rows
-            heads = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+        else:  # the fused kernel (with its own dropout on a GPU): same maths, same mask polarity
+            heads = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=p)
         concat = heads.transpose(1, 2).reshape(B, T_q, D)  # (B, H, T_q, Dk) -> (B, T_q, D)
         return self.w_o(concat), weights
 

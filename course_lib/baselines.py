@@ -14,6 +14,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from . import _validate
+from .devices import device_of, synchronize
 
 
 def _sizes(**sizes) -> None:
@@ -256,10 +257,14 @@ def mean_forward_seconds(model: nn.Module, n: int, repeats: int = 2, batch: int 
     allocates buffers and picks kernels), then the mean of ``repeats`` timed passes. The ids
     come from a 10,000-token vocabulary, drawn with their own generator seeded by ``n``.
     """
-    tokens = torch.randint(0, 10_000, (batch, n), generator=torch.Generator().manual_seed(n))
+    generator = torch.Generator().manual_seed(n)  # on the CPU, so the ids are the same anywhere
+    tokens = torch.randint(0, 10_000, (batch, n), generator=generator, device="cpu")
+    tokens = tokens.to(device_of(model))
     with torch.no_grad():
         model(tokens)  # warm-up
+        synchronize(tokens.device)
         start = time.perf_counter()
         for _ in range(repeats):
             model(tokens)
+        synchronize(tokens.device)  # a GPU returns before it has finished
     return (time.perf_counter() - start) / repeats

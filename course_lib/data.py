@@ -164,7 +164,8 @@ def collate(pairs: Sequence[tuple[Sequence[int], Sequence[int]]]) -> Batch:
 
 def _pad(rows: list[list[int]]) -> torch.Tensor:
     width = max(len(row) for row in rows)
-    return torch.tensor([row + [PAD_ID] * (width - len(row)) for row in rows], dtype=torch.long)
+    padded = [row + [PAD_ID] * (width - len(row)) for row in rows]
+    return torch.tensor(padded, dtype=torch.long, device="cpu")  # moved by Batch.to, train()
 
 
 def _nonempty(pairs) -> list:

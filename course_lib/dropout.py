@@ -14,9 +14,13 @@ keeps an element when its 16 bits reach ``p`` · 65536. The same mathematics up 
 ``p`` is rounded to a multiple of 1/65536 (0.1 becomes 0.100006; at most 65535/65536) and the
 survivors are scaled by the reciprocal of the kept fraction, in ``x``'s dtype. The mask comes
 from the global generator, so ``torch.manual_seed`` fixes it.
+
+On a GPU none of this helps: PyTorch's own dropout draws its mask in parallel inside one fused
+kernel, faster than the several kernels below, so a tensor on a GPU goes to ``F.dropout``.
 """
 
 import torch
+import torch.nn.functional as F
 from torch import nn
 
 from . import _validate
@@ -31,6 +35,8 @@ def dropout(x: torch.Tensor, p: float, training: bool = True) -> torch.Tensor:
     _validate.probability("p", p)
     if not training or p == 0:
         return x
+    if x.device.type != "cpu":
+        return F.dropout(x, p, training=True)
     n = x.numel()
     words = torch.empty((n + 3) // 4, dtype=torch.int64, device=x.device)
     words.random_(-(2**63), None)  # from the int64 minimum to its maximum: all 64 bits random

@@ -8,6 +8,7 @@ import torch
 from . import _validate
 from .data import PAD_ID, Vocab
 from .decoding import beam_search, greedy_decode
+from .devices import device_of
 
 
 def translate(
@@ -36,11 +37,12 @@ def translate(
     for i, sentence in enumerate(sentences):
         if not isinstance(sentence, str) or not sentence.strip():
             raise ValueError(f"sentences[{i}] must be a non-empty string; got {sentence!r}")
-    out = []
+    out, device = [], device_of(model)  # the batches go where the model is
     for start in range(0, len(sentences), batch_size):
         ids = [src_vocab.encode(s) for s in sentences[start : start + batch_size]]
         width = max(len(i) for i in ids)
-        src = torch.tensor([i + [PAD_ID] * (width - len(i)) for i in ids], dtype=torch.long)
+        rows = [i + [PAD_ID] * (width - len(i)) for i in ids]
+        src = torch.tensor(rows, dtype=torch.long, device=device)
         if method == "greedy":
             tokens = greedy_decode(model, src, max_len)
         else:

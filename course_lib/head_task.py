@@ -13,13 +13,16 @@ import torch.nn.functional as F
 from torch import nn
 
 from .attention import MultiHeadAttention, record_attention
+from .devices import device_of
 
 IGNORE = -100  # position 0 has no previous symbol: no target there (cross_entropy skips it)
 
 
 def make_batch(n: int, generator: torch.Generator, vocab_size: int = 8, seq_len: int = 8):
     """``(tokens, targets)``, both ``(n, T)``; ``targets[:, 0]`` is ``IGNORE``."""
-    tokens = torch.randint(0, vocab_size, (n, seq_len), generator=generator)
+    tokens = torch.randint(
+        0, vocab_size, (n, seq_len), generator=generator, device=generator.device
+    )
     return tokens, targets_for(tokens, vocab_size)
 
 
@@ -70,10 +73,11 @@ def train(model, steps: int = 200, batch_size: int = 128, lr: float = 1e-2, seed
     generator = torch.Generator().manual_seed(seed)
     optimizer = torch.optim.Adam(model.parameters(), lr=lr)
     vocab_size, seq_len = model.embed.num_embeddings, model.position.num_embeddings
-    losses = []
+    losses, device = [], device_of(model)
     model.train()
     for _ in range(steps):
-        tokens, targets = make_batch(batch_size, generator, vocab_size, seq_len)
+        batch = make_batch(batch_size, generator, vocab_size, seq_len)  # drawn on the CPU
+        tokens, targets = (t.to(device) for t in batch)
         logits = model(tokens)
         loss = F.cross_entropy(logits.flatten(0, 1), targets.flatten(), ignore_index=IGNORE)
         optimizer.zero_grad()
@@ -100,7 +104,7 @@ def relation_weights(weights) -> dict[str, torch.Tensor]:
     if not isinstance(weights, torch.Tensor) or weights.dim() != 4 or weights.shape[-1] < 3:
         got = tuple(weights.shape) if isinstance(weights, torch.Tensor) else type(weights).__name__
         raise ValueError(f"weights must be a (B, H, T, T) tensor with T >= 3; got {got}")
-    t = torch.arange(2, weights.shape[-1])
+    t = torch.arange(2, weights.shape[-1], device=weights.device)
     return {
         "previous": weights[:, :, t, t - 1].mean(dim=(0, 2)),
         "first": weights[:, :, t, 0].mean(dim=(0, 2)),

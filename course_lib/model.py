@@ -321,7 +321,7 @@ class UnmaskedByDefault(Transformer):
     """
 
     def forward(self, src, tgt, src_mask=None, tgt_mask=None):
-        see_all = torch.ones(1, 1, 1, 1, dtype=torch.bool)
+        see_all = torch.ones(1, 1, 1, 1, dtype=torch.bool, device=src.device)
         src_mask = see_all if src_mask is None else src_mask
         tgt_mask = see_all if tgt_mask is None else tgt_mask
         return super().forward(src, tgt, src_mask, tgt_mask)

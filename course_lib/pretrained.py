@@ -21,6 +21,7 @@ import torch
 
 from .corpus import translation_corpus
 from .data import Vocab, infinite_batches
+from .devices import choose
 from .evaluation import evaluate_translation
 from .experiments.kernels import describe
 from .model import Transformer, TransformerConfig
@@ -110,17 +111,25 @@ def save_translator(translator: Translator, path=CHECKPOINT) -> Path:
     return path
 
 
-def load_pretrained(path=CHECKPOINT) -> Translator:
-    """Load a checkpoint written by :func:`save_translator`; the model comes back in eval mode."""
+def load_pretrained(path=CHECKPOINT, device="cpu") -> Translator:
+    """Load a checkpoint written by :func:`save_translator`; the model comes back in eval mode.
+
+    Args:
+        device: where the model computes: ``"cpu"`` (the lessons' default), ``"cuda"`` or
+            ``"mps"``; translating and drawing its attention then happen there too.
+    """
+    device = choose(device)
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(
             f"no checkpoint at {path}; regenerate it with: python -m course_lib.pretrained"
         )
     saved = torch.load(path, map_location="cpu", weights_only=True)  # plain data, no pickled code
-    model = Transformer(TransformerConfig(**saved["config"]))
+    with torch.device("cpu"):  # built where the saved numbers are, whatever the default device
+        model = Transformer(TransformerConfig(**saved["config"]))
     model.load_state_dict(saved["state_dict"])
-    return Translator(model.eval(), Vocab(saved["src_itos"]), Vocab(saved["tgt_itos"]))
+    model = model.to(device).eval()
+    return Translator(model, Vocab(saved["src_itos"]), Vocab(saved["tgt_itos"]))
 
 
 def recorded_kernels(path=CHECKPOINT) -> str:

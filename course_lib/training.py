@@ -17,6 +17,7 @@ from torch import nn
 
 from . import _validate
 from .data import PAD_ID, Batch
+from .devices import device_of
 
 
 def warmup_inverse_sqrt(step: int, d_model: int, warmup: int = 4000, factor: float = 1.0) -> float:
@@ -74,10 +75,8 @@ def label_smoothed_cross_entropy(
         )
     _validate.probability("smoothing", smoothing)
     keep = target != ignore_index
-    if (
-        keep.any()
-        and not 0 <= int(target[keep].min()) <= int(target[keep].max()) < logits.shape[-1]
-    ):
+    # One test of every id (a GPU is waited for once a step); the numbers only for the message.
+    if (keep & ((target < 0) | (target >= logits.shape[-1]))).any():
         raise ValueError(
             f"target ids must be in [0, {logits.shape[-1]}) (the logits' last dimension); "
             f"got values from {int(target[keep].min())} to {int(target[keep].max())}"
@@ -146,11 +145,12 @@ def train(
     checkpoints = _Checkpoints(steps, average, average_every)
     scheduler = warmup_scheduler(optimizer, model.config.d_model, warmup, factor)
     history, best_state = History(), None
+    device = device_of(model)
     start = time.perf_counter()
     bar = _progress_bar(steps, progress)
     for step in range(1, steps + 1):
         model.train()
-        batch = next(batches)
+        batch = next(batches).to(device)  # a no-op when already there
         logits = model(batch.src, batch.tgt_in)  # (B, T, V)
         loss = label_smoothed_cross_entropy(logits, batch.tgt_out, smoothing)
         optimizer.zero_grad(set_to_none=True)

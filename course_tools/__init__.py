@@ -2,6 +2,8 @@
 
     sources         the solutions' text sources (jupytext percent scripts) and their notebooks
     authoring       building and running solutions/, generating lessons/ from them
+    setup_cell      every lesson's first code cell: installs the course on Colab or Kaggle
+    repository      the course's address (pyproject.toml), the links written from it
     prompts         each exercise prompt's "What you may use", written from its rules
     grade           the grader's and validator's command line
     grading         the grader: reading, running and checking submissions; reports

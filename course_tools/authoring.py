@@ -27,12 +27,17 @@ learner that their copy is out of date and to carry their answers into the new v
 
     "course": {"lesson": "03", "version": "<12 hex>", "exercises": {"<cell id>": "<8 hex>"}}
 
+Every solution notebook, so every lesson, starts with the setup cell that installs the course
+on a hosted notebook (Colab, Kaggle); the build adds it from one template and the
+repository's address (:mod:`course_tools.setup_cell`, :mod:`course_tools.repository`).
+
 Commands (run from the repository root)::
 
     python -m course_tools.authoring execute [SOURCE ...]  # build and run solutions/*.ipynb
     python -m course_tools.authoring lessons               # regenerate lessons/
     python -m course_tools.authoring format                # ruff format the sources' code cells
     python -m course_tools.authoring rules                 # each prompt's "what you may use"
+    python -m course_tools.authoring links                 # the README's links, from the address
     python -m course_tools.authoring check                 # exit 1 if anything is out of date
 """
 
@@ -48,7 +53,7 @@ import nbformat
 
 from course_lib.lesson_format import ANSWER_PROMPT, COURSE, STUB_COMMENT, fingerprint, is_exercise
 
-from . import prompts, sources
+from . import prompts, repository, sources
 
 BEGIN, END = "BEGIN SOLUTION", "END SOLUTION"
 SOLUTION_ONLY = "solution-only"
@@ -290,7 +295,9 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m course_tools.authoring", description=__doc__.split("\n")[0]
     )
-    parser.add_argument("command", choices=["execute", "lessons", "check", "format", "rules"])
+    parser.add_argument(
+        "command", choices=["execute", "lessons", "check", "format", "rules", "links"]
+    )
     parser.add_argument(
         "notebooks",
         nargs="*",
@@ -300,6 +307,7 @@ def main(argv=None) -> int:
     )
     parser.add_argument("--solutions", type=Path, default=Path("solutions"))
     parser.add_argument("--lessons", type=Path, default=Path("lessons"))
+    parser.add_argument("--readme", type=Path, default=Path("README.md"))
     args = parser.parse_args(argv)
     chosen = [p.with_suffix(".ipynb") for p in args.notebooks]
     every = sorted(p.with_suffix(".ipynb") for p in args.solutions.glob("[0-9]*.py"))
@@ -322,8 +330,15 @@ def main(argv=None) -> int:
         for path in build_lessons(args.solutions, args.lessons, chosen):
             print(f"wrote {path}")
         return 0
+    if args.command == "links":
+        if repository.write_readme(args.readme, repository.address(), args.lessons):
+            print(f"wrote the links of {repository.address()} into {args.readme}")
+        return 0
     problems = [d for p in sorted(args.solutions.glob("[0-9]*.ipynb")) if (d := sources.drift(p))]
     problems += stale_lessons(args.solutions, args.lessons)
+    links = repository.readme_drift(args.readme, repository.address(), args.lessons)
+    if links:
+        print(f"{links}; write them with: python -m course_tools.authoring links")
     prompt_problems = [d for p in every for d in prompts.drift(sources.source_of(p))]
     for problem in problems + prompt_problems:
         print(problem)
@@ -331,7 +346,7 @@ def main(argv=None) -> int:
         print("Write the rules into the prompts with: python -m course_tools.authoring rules")
     if problems or prompt_problems:
         print("Rebuild them with: make solutions  (or, for lessons/ only: make lessons)")
-    return 1 if problems or prompt_problems else 0
+    return 1 if problems or prompt_problems or links else 0
 
 
 if __name__ == "__main__":

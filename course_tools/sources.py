@@ -13,6 +13,8 @@ generated from the notebooks. A cell starts at a ``# %%`` line; markdown cells a
 The header keeps each cell's id, so a learner's copy of a lesson can be updated cell by cell
 (see :mod:`course_lib.workspace`), and its tags; the notebook keeps only its kernel. A new cell
 may leave the id out: ``make solutions`` gives it one and writes it back into the source.
+The notebook built from a source also starts with the setup cell for hosted notebooks, which
+no source holds (:mod:`course_tools.setup_cell`).
 JupyterLab opens these scripts as notebooks wherever jupytext is installed.
 """
 
@@ -27,6 +29,8 @@ import jupytext
 import nbformat
 from jupytext.config import JupytextConfiguration
 
+from . import setup_cell
+
 FORMAT = "py:percent"
 CONFIG = JupytextConfiguration(
     notebook_metadata_filter="kernelspec,-all", cell_metadata_filter="id,tags,-all"
@@ -39,8 +43,10 @@ def source_of(notebook: Path) -> Path:
 
 
 def to_text(nb: nbformat.NotebookNode) -> str:
-    """A notebook's cells, ids, tags and kernel as a percent script."""
+    """A notebook's cells, ids, tags and kernel as a percent script (without the setup cell,
+    which the build adds)."""
     nb = nbformat.from_dict(nb)  # a copy: the ids move into the metadata for jupytext
+    nb.cells = [c for c in nb.cells if not setup_cell.is_setup(c)]
     for cell in nb.cells:
         if cell.cell_type == "code" and re.search(r"^# %%", cell.source, re.M):
             raise ValueError(
@@ -74,7 +80,7 @@ def drift(notebook: Path) -> str | None:
         return f"{notebook} has no text source {source.name}"
     if re.search(r"^# %%(?!.*\bid=)", source.read_text(encoding="utf-8"), re.M):
         return f"{source.name} has new cells without an id"
-    built, text = nbformat.read(notebook, as_version=4), read(source)
+    built, text = nbformat.read(notebook, as_version=4), setup_cell.with_setup(read(source))
     if inputs(built) != inputs(text) or built.metadata.get("kernelspec") != text.metadata.get(
         "kernelspec"
     ):
@@ -83,12 +89,13 @@ def drift(notebook: Path) -> str | None:
 
 
 def build(source: Path) -> nbformat.NotebookNode:
-    """The notebook of a source, unexecuted; new cell ids are written back into the source."""
+    """The notebook of a source, unexecuted, its setup cell first; new cell ids are written
+    back into the source."""
     nb = read(source)
     text = to_text(nb)
     if text != source.read_text(encoding="utf-8"):
         source.write_text(text, encoding="utf-8")  # ids given to new cells, a normal form
-    return nb
+    return setup_cell.with_setup(nb)
 
 
 def format_code(path: Path) -> bool:

@@ -32,6 +32,7 @@ from course_lib.checks import check, hint
 from course_lib.corpus import translation_corpus
 from course_lib.data import BOS_ID, EOS_ID, PAD_ID, collate, infinite_batches
 from course_lib.decoding import greedy_decode
+from course_lib.devices import available, choose
 from course_lib.evaluation import corpus_bleu, exact_match, translate
 from course_lib.experiments import linear_probe
 from course_lib.experiments import translator as translator_claims
@@ -330,13 +331,18 @@ notebook.show(
 # **Checkpoint averaging** (paper §6.1: the base models average their last 5 checkpoints). While the learning rate is still high, each step moves the weights back and forth around a good point, so held-out accuracy goes up and down from one checkpoint to the next. `train(..., average=8)` ends with the mean of the weights at the last 8 checkpoints, taken every 10 steps from step 180 to step 250, which smooths that out.
 #
 # Set `TRAIN_LIVE = False` to skip training and load the checkpoint that ships with the course instead: it was trained with exactly this recipe (`python -m course_lib.pretrained` regenerates it), so everything below works either way. **What is reproducible.** Run again on the same kind of processor with the same number of threads (the notebook uses one), training gives the same weights, bit for bit. On another processor, or with another thread count, PyTorch and its math library pick other CPU kernels, the last bits of every sum differ, and after a few hundred steps the weights differ too: the same accuracy, not the same bits. That is why this lesson asserts only what holds with a margin on every processor (checked over several seeds and kernel settings by the course's tests), and why the shipped checkpoint may not match what your own training produces.
+#
+# **On a GPU.** `DEVICE = "cuda"` (an NVIDIA GPU) or `"mps"` (Apple silicon) trains and translates there; the next cell says which devices this machine has. Everything below works the same, since `course_lib` computes on the device of the model it is given. What changes: the last bits of every result (a GPU sums in another order, and not always in the same order twice, so two runs differ slightly), and not the speed of this tiny model, whose steps are too small to keep a GPU busy; GPUs pay off at the paper's sizes. The lesson stays on the CPU by default, where a run can be repeated bit for bit.
 
 # %% id="a55423be"
 TRAIN_LIVE = True
+DEVICE = "cpu"  # or "cuda" / "mps", where this machine has one (see above)
 
 # %% id="1d808780" tags=["nbval-ignore-output"]
+print(f"training on {DEVICE}; this machine has: {', '.join(available())}")
 if TRAIN_LIVE:
-    model = new_model(corpus, seed=RECIPE.seed)  # the seed fixes the initial weights
+    # the seed fixes the initial weights; they are drawn on the CPU, then moved
+    model = new_model(corpus, seed=RECIPE.seed).to(choose(DEVICE))
     history = train(
         model,
         infinite_batches(corpus.train_ids, RECIPE.batch_size, seed=RECIPE.seed),
@@ -351,7 +357,7 @@ if TRAIN_LIVE:
     )
 else:
     history = None
-    model = load_pretrained().model
+    model = load_pretrained(device=DEVICE).model
     print("loaded the pretrained checkpoint")
 src_vocab, tgt_vocab = corpus.src_vocab, corpus.tgt_vocab
 print(f"{sum(p.numel() for p in model.parameters()):,} parameters")
@@ -445,11 +451,11 @@ original_decode = model.decode
 model.decode = lambda *args, **kwargs: (
     calls.append(1) or original_decode(*args, **kwargs)
 )  # count, then decode
-src = collate([(s, [0]) for s, _ in corpus.encode(corpus.test[:100])]).src
+src = collate([(s, [0]) for s, _ in corpus.encode(corpus.test[:100])]).src.to(DEVICE)
 start = time.perf_counter()
 generated = greedy_decode(model, src)
 greedy_seconds, greedy_calls = time.perf_counter() - start, len(calls)
-tgt_in = torch.cat([torch.full((100, 1), BOS_ID), generated[:, :-1]], dim=1)
+tgt_in = torch.cat([torch.full((100, 1), BOS_ID, device=DEVICE), generated[:, :-1]], dim=1)
 start = time.perf_counter()
 with torch.no_grad():
     logits = model(src, tgt_in)
@@ -512,12 +518,12 @@ print(translator_claims.EXPERIMENT.verify(measured, *measured))
 
 # %% id="5df851fe" tags=["nbval-ignore-output"]
 english, french = "i eat the red apple", "je mange la pomme rouge"
-tf_src = torch.tensor([src_vocab.encode(english)])  # (1, S)
-tf_in = torch.tensor([[BOS_ID, *tgt_vocab.encode(french)]])  # (1, T): shifted right
+tf_src = torch.tensor([src_vocab.encode(english)], device=DEVICE)  # (1, S)
+tf_in = torch.tensor([[BOS_ID, *tgt_vocab.encode(french)]], device=DEVICE)  # (1, T): shifted right
 tf_labels = torch.tensor([*tgt_vocab.encode(french), EOS_ID])  # (T,)
 model.eval()
 with torch.no_grad():
-    probs = model(tf_src, tf_in).softmax(dim=-1)[0]  # (T, V), all positions at once
+    probs = model(tf_src, tf_in).softmax(dim=-1)[0].cpu()  # (T, V), all positions at once
 p_right = probs[torch.arange(len(tf_labels)), tf_labels]
 print(", ".join(f"P({tgt_vocab.itos[i]}) = {p:.2f}" for i, p in zip(tf_labels.tolist(), p_right)))
 print(

@@ -8,6 +8,7 @@ import nbformat
 import pytest
 
 from course_lib import checks
+from course_tools import setup_cell
 from course_tools.authoring import (
     ANSWER_PROMPT,
     build_lessons,
@@ -206,7 +207,8 @@ def test_solutions_are_stored_with_every_check_passed(path):
 def test_solutions_have_no_errors_and_a_first_cell_that_seeds(path):
     nb = nbformat.read(path, as_version=4)
     code = [c for c in nb.cells if c.cell_type == "code"]
-    assert "notebook.start(" in code[0].source
+    assert setup_cell.is_setup(code[0]), "first, the setup cell for hosted notebooks"
+    assert "notebook.start(" in code[1].source
     errors = [o for c in code for o in c.outputs if o.output_type == "error"]
     assert not errors
     assert all(c.execution_count for c in code), "solutions are committed executed"

@@ -218,10 +218,12 @@ def test_encoder_final_state_is_its_last_output():
 def test_mean_forward_seconds_times_without_touching_the_global_generator():
     calls = []
 
-    def model(tokens):
-        calls.append(tuple(tokens.shape))
-        return tokens
+    class Model(torch.nn.Module):
+        def forward(self, tokens):
+            calls.append(tuple(tokens.shape))
+            return tokens
 
+    model = Model()
     state = torch.random.get_rng_state()
     seconds = mean_forward_seconds(model, 7, repeats=3, batch=2)
     assert seconds >= 0 and calls == [(2, 7)] * 4  # one warm-up, three timed

@@ -83,7 +83,16 @@ def test_a_kernel_setting_replaces_any_other_choice(monkeypatch):
 
 def test_default_kernels_can_be_chosen_on_any_x86_processor():
     assert kernels.unavailable("default") is None
-    assert kernels.capability(kernels.environment("default")) == "DEFAULT"
+    assert kernels.capability(kernels.environment("default")) in kernels.NAMES["default"]
+
+
+@pytest.mark.parametrize("reported", ["DEFAULT", "NO AVX"])  # torch 2.6 and later, torch 2.5
+def test_every_torch_versions_name_for_the_kernels_is_understood(monkeypatch, reported):
+    monkeypatch.setattr(kernels, "capability", lambda env: reported)
+    assert kernels.unavailable("default") is None
+    assert kernels.unavailable("avx2") == (
+        f"ATEN_CPU_CAPABILITY=avx2 has no effect on this processor (torch uses {reported})"
+    )
 
 
 def test_the_kernels_in_use_are_named_for_logs():

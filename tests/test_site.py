@@ -20,6 +20,7 @@ from bs4 import BeautifulSoup
 from PIL import Image
 
 from course_lib.widgets._explorer import SCRIPT_METADATA
+from course_tools import setup_cell
 from course_tools.site import (
     assets,
     build_site,
@@ -783,6 +784,7 @@ def test_running_a_copy_stores_the_widget_state_and_leaves_the_file_alone(tmp_pa
     source = tmp_path / "01_w.ipynb"
     nb = notebook(
         md("# Lesson 1 · W"),
+        setup_cell.cell(),  # the lesson's setup cell: no use on a page
         code(
             "import ipywidgets as w\nfrom IPython.display import display\n"
             "out = w.Output()\nslider = w.IntSlider(value=3)\ndisplay(w.VBox([slider, out]))\n"
@@ -795,6 +797,7 @@ def test_running_a_copy_stores_the_widget_state_and_leaves_the_file_alone(tmp_pa
     assert source.read_text(encoding="utf-8") == before
     assert built.explorers == {}  # course_lib.widgets was never imported
     assert len(built.nb.cells) == 3 and not any(pages.MARK in c.metadata for c in built.nb.cells)
+    assert not any(setup_cell.is_setup(c) for c in built.nb.cells)
     state = built.nb.metadata["widgets"][WIDGET_STATE]["state"]
     models = {s["model_name"]: s["state"] for s in state.values()}
     assert models["IntSliderModel"]["value"] == 3

@@ -5,7 +5,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from course_tools import sources
+from course_tools import setup_cell, sources
 
 ROOT = Path(__file__).resolve().parent.parent
 SOLUTIONS = sorted((ROOT / "solutions").glob("[0-9]*.ipynb"))
@@ -50,7 +50,7 @@ def test_text_keeps_ids_tags_and_kernel_and_drops_outputs(tmp_path):
 def test_drift_is_reported_for_a_changed_cell_a_changed_tag_and_a_missing_source(tmp_path):
     nb = _notebook([nbformat.v4.new_code_cell("x = 1", id="c0de0001")])
     notebook = tmp_path / "01_x.ipynb"
-    nbformat.write(nb, notebook)
+    nbformat.write(setup_cell.with_setup(nbformat.from_dict(nb)), notebook)  # as built
     assert sources.drift(notebook) == f"{notebook} has no text source 01_x.py"
     source = sources.source_of(notebook)
     source.write_text(sources.to_text(nb), encoding="utf-8")
@@ -67,11 +67,11 @@ def test_a_new_cell_gets_an_id_written_back_into_its_source(tmp_path):
     source.write_text('# %% id="c0de0001"\nx = 1\n\n# %%\ny = 2\n', encoding="utf-8")
     nbformat.write(_notebook([]), tmp_path / "01_x.ipynb")
     assert sources.drift(tmp_path / "01_x.ipynb") == "01_x.py has new cells without an id"
-    nb = sources.build(source)
-    new_id = nb.cells[1].id
+    nb = sources.build(source)  # the setup cell first, then the source's cells
+    new_id = nb.cells[2].id
     assert len(new_id) == 8 and new_id != "c0de0001"
     assert f'# %% id="{new_id}"' in source.read_text(encoding="utf-8")
-    assert sources.build(source).cells[1].id == new_id  # stable from then on
+    assert sources.build(source).cells[2].id == new_id  # stable from then on
 
 
 def test_format_code_formats_and_sorts_code_cells_only(tmp_path):

@@ -235,8 +235,8 @@ def test_displaying_an_explorer_sends_its_naming_script_and_registers_it(explore
     explorer = explorers["vectors"]
     explorer._ipython_display_()
     explorer._ipython_display_()  # shown twice, registered once
-    (widget, _), (script, options), *_ = shown
-    assert widget == (explorer.widget,)
+    (view, raw), (script, options), *_ = shown
+    assert view == (explorer.display_data(),) and raw == {"raw": True}  # widget and picture
     assert script[0] == {"application/javascript": naming_script(explorer.instance_class)}
     assert options == {
         "raw": True,

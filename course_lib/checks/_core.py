@@ -15,6 +15,7 @@ Every verifier runs inside ``_purity.untouched``: whatever it does, the learner'
 states, default dtype, thread count, grad mode and answers are as they were afterwards.
 """
 
+import copy
 import dataclasses
 import dis
 import html
@@ -183,7 +184,7 @@ class Exercise:
         try:
             with untouched(answers), warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                message = self.verify(*answers)
+                message = self.verify(*(on_cpu(a) for a in answers))
             return Result(self.id, PASSED, message)
         except NotDone as e:
             return Result(self.id, NOT_DONE, str(e) or _not_done(self.names))
@@ -413,7 +414,25 @@ def call(
         return _crashed(e, during, tip)
     if in_place and not all(_same(a, b) for a, b in zip(args, given, strict=True)):
         raise Mismatch(in_place, MISTAKE)
-    return result
+    return on_cpu(result)
+
+
+def on_cpu(x):
+    """A learner's answer with its tensors on the CPU, where the check's own numbers are.
+
+    A learner may work on a GPU (``.to("cuda")``, ``"mps"``); the verdict is the same. A tensor,
+    a plain tuple or list of them, or a module (copied: the learner's own stays where it is).
+    Anything already on the CPU is returned as it is, the very same object.
+    """
+    if isinstance(x, torch.Tensor):
+        return x.cpu()
+    if type(x) in (tuple, list) and any(on_cpu(item) is not item for item in x):
+        return type(x)(on_cpu(item) for item in x)
+    if isinstance(x, torch.nn.Module):
+        tensors = (*x.parameters(), *x.buffers())
+        if any(t.device.type != "cpu" for t in tensors):
+            return copy.deepcopy(x).cpu()
+    return x
 
 
 def _crashed(e: Exception, during: str, tip):

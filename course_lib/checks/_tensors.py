@@ -21,8 +21,8 @@ def as_tensor(name: str, x) -> torch.Tensor:
         )
     if isinstance(x, str):
         raise Mismatch(_text_number(name, x), TYPE)
-    if isinstance(x, torch.Tensor):
-        return x.detach().to(torch.float64)
+    if isinstance(x, torch.Tensor):  # from a GPU too: the CPU first (mps has no float64)
+        return x.detach().cpu().to(torch.float64)
     try:
         values = None if isinstance(x, bytes) else np.asarray(x)
     except ValueError:

@@ -23,6 +23,10 @@ SETTINGS = {
     "mkl-compatible": {"MKL_CBWR": "COMPATIBLE"},
 }
 
+# What torch.backends.cpu.get_cpu_capability() calls the kernels of each ATEN_CPU_CAPABILITY
+# value: torch 2.5 names the plain ones "NO AVX", later versions "DEFAULT".
+NAMES = {"default": ("DEFAULT", "NO AVX"), "avx2": ("AVX2",), "avx512": ("AVX512",)}
+
 
 def environment(setting: str) -> dict[str, str]:
     """``os.environ`` with ``setting``'s variables, and no other kernel choice left over."""
@@ -47,7 +51,7 @@ def unavailable(setting: str) -> str | None:
     if wanted is None:
         return None
     got = capability(environment(setting))
-    if got.lower() != wanted:
+    if got not in NAMES[wanted]:
         return f"ATEN_CPU_CAPABILITY={wanted} has no effect on this processor (torch uses {got})"
     return None
 

@@ -57,7 +57,8 @@ def teacher_forcing_agreement(model, src) -> float:
     """Greedy-decode ``src``, then score it in one teacher-forced pass: :func:`agreement`."""
     with torch.no_grad():
         generated = greedy_decode(model, src)
-        tgt_in = torch.cat([torch.full((src.shape[0], 1), BOS_ID), generated[:, :-1]], dim=1)
+        bos = torch.full((src.shape[0], 1), BOS_ID, device=src.device)
+        tgt_in = torch.cat([bos, generated[:, :-1]], dim=1)
         return agreement(model(src, tgt_in), generated, generated != PAD_ID)
 
 

@@ -15,6 +15,12 @@ it again whenever the view changes. JupyterLab runs such scripts for outputs mad
 session; elsewhere nothing happens and the controls keep their visible labels. The same
 script keeps the arrow keys inside the explorer: in a row of toggle buttons they pick the
 previous or next choice, as in a group of radio buttons.
+
+Where widgets cannot render. An explorer's output carries, beside the widget's view, the
+picture it currently shows with its text alternative (:meth:`Explorer.display_data`). A
+front end shows the richest form it can render: the live widget where widgets work
+(JupyterLab ranks a widget view above any other form), the picture elsewhere (a front end
+without widget support, a notebook viewer, nbconvert without the widget state).
 """
 
 import html
@@ -22,6 +28,7 @@ import json
 
 FOCUS_COLOUR = "#2F7FD8"  # contrast 4.1:1 on white, 4.6:1 on #111 and 4.0:1 on #212121 (dark)
 SCRIPT_METADATA = "course_lib"  # output metadata key marking the naming script
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 
 
 def key_help(
@@ -98,7 +105,7 @@ def naming_script(instance_class: str) -> str:
     for (const root of scope.querySelectorAll(selector)) {{
       for (const box of root.querySelectorAll(".widget-slider")) {{
         const label = text(box.querySelector(".widget-label"));
-        const handle = box.querySelector(".noUi-handle");
+        const handle = box.querySelector(".noUi-handle, .ui-slider-handle");  // ipywidgets 8, 7
         const readout = box.querySelector(".widget-readout");
         set(handle, "aria-label", label);
         set(handle, "aria-valuetext", text(readout));
@@ -175,12 +182,25 @@ class Explorer:
     def _static_controls(self) -> list:
         raise NotImplementedError(f"{type(self).__name__} lists no controls for the offline site")
 
+    def display_data(self) -> dict:
+        """What displaying the explorer sends: the widget's view, the picture it shows now
+        (``text/html`` with its alt text, ``image/png``) and that text as ``text/plain``.
+
+        The view is the data ipywidgets 7 (``_ipython_display_``) and 8
+        (``_repr_mimebundle_``) both send for a widget; the picture is the one in the
+        explorer's ``output``, made by :func:`._display.image_bundle`.
+        """
+        view = {"version_major": 2, "version_minor": 0, "model_id": self.widget.model_id}
+        shown = self.output.outputs
+        picture = dict(shown[-1]["data"]) if shown else {"text/plain": self.title}
+        return {**picture, WIDGET_VIEW: view}
+
     def _ipython_display_(self):
         from IPython.display import display
 
         from .static_export import register
 
-        display(self.widget)
+        display(self.display_data(), raw=True)
         script = {"application/javascript": naming_script(self.instance_class)}
         meta = {SCRIPT_METADATA: {"explorer_names": self.widget.model_id}}
         display(script, raw=True, metadata=meta)

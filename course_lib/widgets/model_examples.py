@@ -18,6 +18,7 @@ import torch
 
 from ..data import BOS_ID, EOS_ID, PAD_ID, tokenize
 from ..decoding import greedy_decode
+from ..devices import device_of
 from ..model import Attentions
 from .attention_data import AttentionExample
 
@@ -45,10 +46,11 @@ def sentence_attention(model, sentence: str, src_vocab, tgt_vocab) -> SentenceAt
     if unknown:
         raise ValueError(f"sentence has words the model never saw: {unknown}")
     model.eval()
-    src = torch.tensor([src_vocab.encode(sentence)])  # (1, S)
+    device = device_of(model)
+    src = torch.tensor([src_vocab.encode(sentence)], device=device)  # (1, S)
     out = greedy_decode(model, src)[0].tolist()
     out = out[: out.index(EOS_ID) + 1] if EOS_ID in out else [t for t in out if t != PAD_ID]
-    tgt_in = torch.tensor([[BOS_ID, *out[:-1]]])  # what the decoder reads: BOS + all but last
+    tgt_in = torch.tensor([[BOS_ID, *out[:-1]]], device=device)  # BOS + all but the last
     _, att = Attentions.of(model, src, tgt_in)
     return SentenceAttention(
         source=tuple(tokenize(sentence)),

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import nbformat
 
+from course_tools import setup_cell
 from course_tools.authoring import execute
 
 from . import assets, navigation, progress
@@ -76,7 +77,9 @@ def run_copy(path: Path, timeout: int = 600) -> Built:
         nbformat.write(nb, target)
         execute(target, timeout=timeout)  # the kernel's working folder is the temporary one
         nb = nbformat.read(target, as_version=4)
-        nb.cells = [cell for cell in nb.cells if MARK not in cell.metadata]
+        # Also the lesson's setup cell: it installs the course on Colab or Kaggle, and a page
+        # has nothing to install.
+        nb.cells = [c for c in nb.cells if MARK not in c.metadata and not setup_cell.is_setup(c)]
         if not exports.is_file():
             raise RuntimeError(f"{path.name}: the kernel wrote no {EXPORTS}")
         found = json.loads(exports.read_text(encoding="utf-8"))
