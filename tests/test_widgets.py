@@ -602,6 +602,14 @@ def test_outlined_labels_stand_where_matplotlib_puts_text_tick_labels(
     assert np.abs(text - outline).max() <= 2, f"Text labels at {text}, outlines at {outline}"
 
 
+def test_the_ascent_of_the_default_font_is_the_same_in_every_matplotlib_version():
+    """DejaVu Sans: 1556 of its 2048 units per em, both the typographic ascender that
+    matplotlib 3.11 lays text out from and the top of "l" that earlier versions measure."""
+    from course_lib.widgets._display import _ascent
+
+    assert _ascent() == 1556 / 2048
+
+
 # The text alternative: computed from the weights drawn
 
 

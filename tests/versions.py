@@ -151,30 +151,35 @@ def floor(spec: SpecifierSet, name: str) -> str:
 # Interpreters and environments.
 
 
-def interpreter(version: str) -> str:
-    """A Python ``version`` ("3.12") that runs: ``python3.12`` on PATH, or one pyenv installed."""
+def interpreters(version: str) -> list[str]:
+    """Where a Python ``version`` ("3.12") may be: ``python3.12`` on PATH, pyenv's copies."""
     pyenv = Path(os.environ.get("PYENV_ROOT", Path.home() / ".pyenv"))
-    tried = [shutil.which(f"python{version}")]
-    tried += sorted(
-        glob.glob(str(pyenv / "versions" / f"{version}.*" / "bin" / f"python{version}"))
-    )
+    found = glob.glob(str(pyenv / "versions" / f"{version}.*" / "bin" / f"python{version}"))
+    return [p for p in [shutil.which(f"python{version}"), *sorted(found)] if p]
+
+
+def runs(python: str, version: str) -> bool:
+    """Whether ``python`` starts and is ``version`` (a pyenv shim of another one does not)."""
     check = f"import sys; sys.exit(sys.version_info[:2] != {tuple(map(int, version.split('.')))})"
-    for python in filter(None, tried):
-        if subprocess.run([python, "-c", check], capture_output=True).returncode == 0:
+    return subprocess.run([python, "-c", check], capture_output=True).returncode == 0
+
+
+def interpreter(version: str) -> str:
+    """A Python ``version`` that runs here."""
+    tried = interpreters(version)
+    for python in tried:
+        if runs(python, version):
             return python
-    raise SystemExit(f"Python {version} is needed; tried {[t for t in tried if t] or 'PATH'}")
+    raise SystemExit(f"Python {version} is needed; tried {tried or f'python{version} on PATH'}")
 
 
 def newest_python(oldest: str) -> str:
-    """The newest Python 3 found here from ``oldest`` on, as "3.13"."""
+    """The newest Python 3 that runs here, from ``oldest`` on, as "3.13"."""
     minor = int(oldest.split(".")[1])
-    for candidate in range(minor + 10, minor - 1, -1):
-        try:
-            interpreter(f"3.{candidate}")
-        except SystemExit:
-            continue
-        return f"3.{candidate}"
-    raise SystemExit(f"no Python {oldest} or later found")
+    for version in (f"3.{m}" for m in range(minor + 10, minor - 1, -1)):
+        if any(runs(python, version) for python in interpreters(version)):
+            return version
+    raise SystemExit(f"no Python {oldest} or later runs here")
 
 
 def pip_environment(uncapped: bool) -> dict[str, str]:
