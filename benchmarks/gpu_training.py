@@ -17,14 +17,13 @@ of the optimizer's step, waiting for the GPU to finish.
 
 import argparse
 import dataclasses
-import statistics
 import time
 import warnings
 from contextlib import nullcontext
 
 import torch
 import torch.nn.functional as F
-from training_throughput import PAD, TINY, TorchTransformer, random_batch
+from training_throughput import PAD, TINY, TorchTransformer, median_ms, random_batch
 
 from course_lib.devices import available, choose, synchronize
 from course_lib.model import Transformer, TransformerConfig
@@ -60,22 +59,15 @@ def compare(name: str, device: torch.device, precision: str, steps: int) -> floa
     c, batch, length = SIZES[name]
     torch.manual_seed(0)
     ours, theirs = Transformer(c).to(device).train(), TorchTransformer(c).to(device).train()
-    opt_ours = torch.optim.Adam(ours.parameters(), lr=1e-4)
-    opt_theirs = torch.optim.Adam(theirs.parameters(), lr=1e-4)
     if precision == "bf16":
         autocast = lambda: torch.autocast(device.type, dtype=torch.bfloat16)  # noqa: E731
     else:
         autocast = nullcontext
     g = torch.Generator().manual_seed(0)
-    times_ours, times_theirs = [], []
-    for step in range(steps + 5):
-        data = [t.to(device) for t in random_batch(c, batch, length, g)]
-        t_ours = train_step(ours, opt_ours, data, device, autocast)
-        t_theirs = train_step(theirs, opt_theirs, data, device, autocast)
-        if step >= 5:  # the first steps warm up allocators and pick kernels
-            times_ours.append(t_ours)
-            times_theirs.append(t_theirs)
-    ms_ours, ms_theirs = statistics.median(times_ours) * 1e3, statistics.median(times_theirs) * 1e3
+    batches = ([t.to(device) for t in random_batch(c, batch, length, g)] for _ in range(steps + 5))
+    ms_ours, ms_theirs = median_ms(
+        ours, theirs, batches, lambda m, opt, b: train_step(m, opt, b, device, autocast)
+    )
     ratio = ms_theirs / ms_ours
     verdict = "meets goal" if ratio >= GOAL else "MISSES goal"
     print(

@@ -83,6 +83,19 @@ def train_step(model, optimizer, batch) -> float:
     return time.perf_counter() - start
 
 
+def median_ms(ours, theirs, batches, step) -> tuple[float, float]:
+    """Median milliseconds of ``step(model, optimizer, batch)`` for each model, each with its
+    own Adam, steps alternating between them; the first 5 steps warm up and are not counted."""
+    optimizers = {m: torch.optim.Adam(m.parameters(), lr=1e-4) for m in (ours, theirs)}
+    times = {ours: [], theirs: []}
+    for i, batch in enumerate(batches):
+        for model, optimizer in optimizers.items():
+            seconds = step(model, optimizer, batch)
+            if i >= 5:  # the first steps warm up allocators and kernels
+                times[model].append(seconds)
+    return tuple(statistics.median(times[m]) * 1e3 for m in (ours, theirs))
+
+
 TINY = TransformerConfig.tiny(120, 200, attention_bias=True, final_norm=True)
 MID = dataclasses.replace(
     TINY, d_model=256, n_heads=8, n_encoder_layers=4, n_decoder_layers=4, d_ff=1024
@@ -98,17 +111,9 @@ def compare(name: str, steps: int) -> float:
     n_ours = sum(p.numel() for p in ours.parameters())
     n_theirs = sum(p.numel() for p in theirs.parameters())
     assert n_ours == n_theirs, (n_ours, n_theirs)
-    opt_ours = torch.optim.Adam(ours.parameters(), lr=1e-4)
-    opt_theirs = torch.optim.Adam(theirs.parameters(), lr=1e-4)
     g = torch.Generator().manual_seed(0)
-    times_ours, times_theirs = [], []
-    for step in range(steps + 5):
-        data = random_batch(c, batch, length, g)
-        t_ours, t_theirs = train_step(ours, opt_ours, data), train_step(theirs, opt_theirs, data)
-        if step >= 5:  # the first steps warm up allocators and kernels
-            times_ours.append(t_ours)
-            times_theirs.append(t_theirs)
-    ms_ours, ms_theirs = statistics.median(times_ours) * 1e3, statistics.median(times_theirs) * 1e3
+    batches = (random_batch(c, batch, length, g) for _ in range(steps + 5))
+    ms_ours, ms_theirs = median_ms(ours, theirs, batches, train_step)
     ratio = ms_theirs / ms_ours
     verdict = "meets goal" if ratio >= GOAL else "MISSES goal"
     print(

@@ -23,7 +23,6 @@ from course_lib.widgets import (
     sequence_cost,
 )
 from course_lib.widgets._explorer import WIDGET_VIEW
-from course_lib.widgets.static_export import forget_explorers
 
 WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
 
@@ -78,19 +77,6 @@ def test_the_picture_is_the_current_drawing(explorers):
     after = picture(explorer.display_data())
     assert after != before and after[1] == explorer.alt
     assert after[0] == base64.b64decode(explorer.output.outputs[-1]["data"]["image/png"])
-
-
-def test_displaying_sends_one_raw_output_with_the_view_and_the_picture(explorers, monkeypatch):
-    import IPython.display
-
-    shown = []
-    monkeypatch.setattr(IPython.display, "display", lambda *a, **k: shown.append((a, k)))
-    forget_explorers()
-    explorer = explorers["pe"]
-    explorer._ipython_display_()
-    forget_explorers()
-    (data,), options = shown[0]
-    assert options == {"raw": True} and data == explorer.display_data()
 
 
 def exported_page(explorer, *, with_state: bool) -> str:

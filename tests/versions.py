@@ -392,8 +392,9 @@ def main(argv=None) -> int:
     failed = [label for label, passed, _ in steps.results if not passed]
     minutes, seconds = divmod(round(time.perf_counter() - start), 60)
     print(
-        f"=== versions: {len(steps.results) - len(failed)} passed, {len(failed)} failed "
-        f"{failed or ''} in {minutes} min {seconds} s; logs in {LOGS.relative_to(ROOT)}/"
+        f"=== versions: {len(steps.results) - len(failed)} passed, {len(failed)} failed"
+        f"{f' {failed}' if failed else ''} in {minutes} min {seconds} s; "
+        f"logs in {LOGS.relative_to(ROOT)}/"
     )
     return 1 if failed else 0
 
