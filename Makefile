@@ -36,7 +36,7 @@ test: $(VENV)/.dev         ## set up, then lint, the unit tests, solutions/ comp
 # The declared versions, both ends, and a hosted notebook (tests/versions.py): Python, torch
 # and every dependency at their floors, then at their newest, each running what `make test`
 # runs; then each lesson Run All as Colab ships Python, torch and ipywidgets, the course not
-# installed. Environments are kept in ~/.cache/attention-course/ (first run: about 9 GB).
+# installed. Environments are kept in ~/.cache/attention-course/ (first run: about 17 GB).
 test-versions: $(VENV)/.dev  ## the tests at the declared floors, the newest versions, and as on Colab
 	$(BIN)/python tests/versions.py --nbval "$(NBVAL)" --workers "$(WORKERS)"
 
@@ -147,9 +147,9 @@ clean:
 	rm -rf $(VENV) $(VENV)-graders .pytest_cache .ruff_cache *.egg-info
 
 # PYTHON must run and be 3.11 or later; otherwise say which one was tried and what it said.
-NEED_PYTHON = @version=$$($(PYTHON) -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>&1) \
+NEED_PYTHON = @version=$$($(PYTHON) -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null) \
 	|| { echo "PYTHON=$(PYTHON) could not run ($$(command -v $(PYTHON) || echo 'not on PATH')):"; \
-	     echo "$$version" | sed '/^$$/d' | head -n 3 | sed 's/^/    /'; \
+	     $(PYTHON) -c pass 2>&1 | sed '/^$$/d' | head -n 3 | sed 's/^/    /'; \
 	     echo "Set PYTHON to a Python 3.11 or later that runs, e.g. make lab PYTHON=/usr/bin/python3.11"; \
 	     exit 1; }; \
 	case $$version in 3.1[1-9]|3.[2-9][0-9]) ;; \
@@ -163,11 +163,13 @@ $(VENV)/bin/python:
 # Where torch comes from. PyPI's torch for Linux is the CUDA build, with several GB of nvidia-*
 # packages that only an NVIDIA GPU uses; so on Linux without one (no driver, no nvidia-smi) the
 # small CPU build comes from PyTorch's own index. Elsewhere (macOS, Windows, Linux with an NVIDIA
-# GPU) PyPI's default build. Choose yourself with TORCH_INDEX=<a PyTorch wheel index>, or
-# TORCH_INDEX= (empty) for PyPI's default: make lab TORCH_INDEX=
+# GPU) PyPI's default build, and so wherever pip has an index of its own (PIP_INDEX_URL, or
+# index-url in pip's configuration: a mirror). Choose yourself with TORCH_INDEX=<a PyTorch
+# wheel index>, or TORCH_INDEX= (empty) for pip's default index: make lab TORCH_INDEX=
 CPU_TORCH   := https://download.pytorch.org/whl/cpu
 NVIDIA_GPU  := $(shell { [ -e /proc/driver/nvidia/version ] || command -v nvidia-smi; } >/dev/null 2>&1 && echo yes)
-TORCH_INDEX ?= $(if $(filter Linux,$(shell uname -s)),$(if $(NVIDIA_GPU),,$(CPU_TORCH)))
+PIP_INDEX    = $(shell $(PYTHON) -m pip config list 2>/dev/null | grep -q '\.index-url=' && echo yes)
+TORCH_INDEX ?= $(if $(filter Linux,$(shell uname -s)),$(if $(NVIDIA_GPU)$(PIP_INDEX),,$(CPU_TORCH)))
 TORCH       = $(shell sed -n 's/^\(torch==[^ ]*\).*/\1/p' requirements.txt)
 TORCH_FIRST = $(if $(TORCH_INDEX),@echo "$(TORCH) from $(TORCH_INDEX) (TORCH_INDEX= for PyPI's default build)"; \
 	$(BIN)/python -m pip install $(TORCH) --index-url $(TORCH_INDEX))

@@ -15,8 +15,8 @@ keeps an element when its 16 bits reach ``p`` · 65536. The same mathematics up 
 survivors are scaled by the reciprocal of the kept fraction, in ``x``'s dtype. The mask comes
 from the global generator, so ``torch.manual_seed`` fixes it.
 
-On a GPU none of this helps: PyTorch's own dropout draws its mask in parallel inside one fused
-kernel, faster than the several kernels below, so a tensor on a GPU goes to ``F.dropout``.
+On a GPU the trick has nothing to save: PyTorch's own dropout draws its mask in parallel, in one
+kernel where the code below launches several, so a tensor on a GPU goes to ``F.dropout``.
 """
 
 import torch

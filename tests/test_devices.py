@@ -22,9 +22,10 @@ from course_lib.baselines import Seq2Seq, evaluate_seq2seq, mean_forward_seconds
 from course_lib.checks._core import on_cpu
 from course_lib.checks._tensors import as_tensor, diagnose
 from course_lib.corpus import translation_corpus
-from course_lib.data import infinite_batches
+from course_lib.data import copy_task, infinite_batches
 from course_lib.decoding import beam_search, greedy_decode
 from course_lib.evaluation import evaluate_translation, translate
+from course_lib.experiments import leaky_decoder, linear_probe, reversal
 from course_lib.experiments import translator as translator_experiment
 from course_lib.head_task import HeadTaskModel, head_weights, relation_weights, targets_for
 from course_lib.head_task import accuracy as head_accuracy
@@ -35,6 +36,7 @@ from course_lib.pretrained import load_pretrained
 from course_lib.training import label_smoothed_cross_entropy, train
 from course_lib.typed_input import translate_typed
 from course_lib.widgets import model_examples, sentence_attention
+from course_lib.widgets.pe_data import diagonal_spread
 
 DEVICES = devices.available()
 LIBRARY = Path(course_lib.__file__).parent
@@ -52,11 +54,13 @@ FACTORIES = {
     torch.randperm,
     torch.eye,
     torch.linspace,
+    torch.triu_indices,
 }
 
 
 class TensorsMadeWithoutDevice(TorchFunctionMode):
-    """Records ``file:line`` of every tensor factory call in course_lib that names no device."""
+    """Records ``file:line`` of every tensor factory call in course_lib that names no device
+    (``device=None`` too: a module built with ``nn.Linear(...)`` passes that)."""
 
     def __init__(self):
         super().__init__()
@@ -64,7 +68,7 @@ class TensorsMadeWithoutDevice(TorchFunctionMode):
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
-        if func in FACTORIES and "device" not in kwargs:
+        if func in FACTORIES and kwargs.get("device") is None:
             caller = sys._getframe(1)
             # An optimizer's state is torch's own: torch 2.5 keeps Adam's step count on the
             # CPU without naming the device (later versions name it).
@@ -101,6 +105,8 @@ def calls(t, corpus):
     seq2seq = Seq2Seq(attention=True)
     rev_src, rev_tgt = reversal_data(4, 6, 20, seed=0)
     pairs = corpus.test[:4]
+    reversed_pairs = copy_task(4, seq_len=5, n_symbols=8, reverse=True, seed=0)
+    probe = linear_probe.SentenceClassifier(t)
     unmasked, encoder = UnmaskedByDefault(model.config), make_encoder(10_000, 16, 2, 1, 32).eval()
     return {
         "translate": lambda: translate(model, ["the red apple"], en, fr),
@@ -130,9 +136,17 @@ def calls(t, corpus):
         "MultiHeadAttention training": lambda: attention(x, x, x),
         "head_weights": lambda: head_weights(head_model, tokens),
         "relation_weights": lambda: relation_weights(torch.rand(2, 4, 8, 8)),
-        "head_task train": lambda: head_train(HeadTaskModel(), steps=1, batch_size=4),
+        "head_task train": lambda: head_train(head_model, steps=1, batch_size=4),
         "head_task accuracy": lambda: head_accuracy(head_model, tokens, targets_for(tokens)),
         "evaluate_seq2seq": lambda: evaluate_seq2seq(seq2seq, rev_src, rev_tgt),
+        "copy_focus": lambda: reversal.copy_focus(seq2seq, rev_src, rev_tgt),
+        "see_everything": lambda: leaky_decoder.see_everything(tgt),
+        "generation_accuracy": lambda: leaky_decoder.generation_accuracy(model, reversed_pairs),
+        "linear probe": lambda: linear_probe.accuracy(
+            probe,
+            *linear_probe.negation_data(t, ["i see the cat", "i do not see the cat"]),
+        ),
+        "diagonal_spread": lambda: diagonal_spread(torch.rand(5, 5)),
         "mean_forward_seconds": lambda: mean_forward_seconds(encoder, 8, repeats=1),
     }
 

@@ -1,5 +1,6 @@
 """The Makefile's set-up says what went wrong when PYTHON cannot be used, and picks torch's build."""
 
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -50,19 +51,53 @@ def test_an_old_python_is_named_with_its_version(tmp_path):
     assert f"PYTHON={old} is Python 3.10; the course needs 3.11 or later." in done.stdout
 
 
-@pytest.mark.parametrize(
-    ("given", "expected"),
-    [
-        ((), None),  # chosen from this machine: see below
-        (("TORCH_INDEX=",), ""),
-        (("TORCH_INDEX=https://example.org/whl/cu126",), "https://example.org/whl/cu126"),
-    ],
-)
-def test_torch_comes_from_the_cpu_index_on_linux_without_an_nvidia_gpu(tmp_path, given, expected):
-    done = make(tmp_path, "-n", "--eval=show: ; @echo 'index=$(TORCH_INDEX)'", "show", *given)
-    index = done.stdout.strip().removeprefix("echo 'index=").removesuffix("'")
-    if expected is None:
-        linux = subprocess.run(["uname", "-s"], capture_output=True, text=True).stdout.strip()
-        gpu = Path("/proc/driver/nvidia/version").exists() or shutil.which("nvidia-smi")
-        expected = "https://download.pytorch.org/whl/cpu" if linux == "Linux" and not gpu else ""
-    assert index == expected
+def torch_index(tmp_path, *args, env=None) -> str:
+    """What ``make`` would take torch from, given ``args`` and the environment ``env``."""
+    shutil.copy(ROOT / "Makefile", tmp_path / "Makefile")
+    show = ["make", "--no-print-directory", "-s", "--eval=show: ; @echo '[$(TORCH_INDEX)]'"]
+    done = subprocess.run(
+        [*show, "show", *args], cwd=tmp_path, capture_output=True, text=True, env=env
+    )
+    return done.stdout.strip().removeprefix("[").removesuffix("]")
+
+
+LINUX = subprocess.run(["uname", "-s"], capture_output=True, text=True).stdout.strip() == "Linux"
+NVIDIA = Path("/proc/driver/nvidia/version").exists() or shutil.which("nvidia-smi")
+CPU_INDEX = "https://download.pytorch.org/whl/cpu"
+
+
+def quiet_pip(tmp_path) -> dict:
+    """The environment with pip's own configuration (which may set an index) left out."""
+    empty = tmp_path / "pip.conf"
+    empty.write_text("")
+    kept = {k: v for k, v in os.environ.items() if k != "PIP_INDEX_URL"}
+    return {**kept, "PIP_CONFIG_FILE": str(empty)}
+
+
+@pytest.mark.skipif(not LINUX or NVIDIA, reason="Linux without an NVIDIA GPU only")
+def test_linux_without_an_nvidia_gpu_gets_the_cpu_build(tmp_path):
+    assert torch_index(tmp_path, env=quiet_pip(tmp_path)) == CPU_INDEX
+
+
+@pytest.mark.skipif(not LINUX, reason="the choice is made on Linux")
+def test_an_nvidia_gpu_or_an_index_of_pips_own_keeps_pips_default(tmp_path):
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    (fake / "nvidia-smi").write_text("#!/bin/sh\n")
+    (fake / "nvidia-smi").chmod(0o755)
+    with_gpu = {**quiet_pip(tmp_path), "PATH": f"{fake}:{os.environ['PATH']}"}
+    assert torch_index(tmp_path, env=with_gpu) == ""
+    mirror = {**quiet_pip(tmp_path), "PIP_INDEX_URL": "https://mirror.example/simple"}
+    assert torch_index(tmp_path, env=mirror) == ""
+
+
+def test_torch_index_can_be_chosen(tmp_path):
+    assert torch_index(tmp_path, "TORCH_INDEX=") == ""
+    assert torch_index(tmp_path, "TORCH_INDEX=https://x.example/cu126") == "https://x.example/cu126"
+
+
+def test_what_a_working_python_writes_to_stderr_is_not_its_version(tmp_path):
+    noisy = fake_python(tmp_path, 'echo "a warning" >&2; echo "3.12"')
+    done = make(tmp_path, ".venv/bin/python", f"PYTHON={noisy}")
+    assert "could not run" not in done.stdout and "is Python" not in done.stdout
+    assert f"{noisy} -m venv .venv" in done.stdout  # the check passed: on to the venv

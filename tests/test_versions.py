@@ -51,6 +51,11 @@ def test_environment_yml_is_read_without_its_channels_and_pip_itself():
     assert [str(r) for r in conda_text(text)] == ["python>=3.11", "torch==2.13.0"]
 
 
+def test_environment_yml_lines_with_a_comment_are_read():
+    text = "dependencies:\n  - numpy>=1.26,<3  # hand computations\n  - tqdm # bars\n"
+    assert [str(r) for r in conda_text(text)] == ["numpy<3,>=1.26", "tqdm"]
+
+
 def test_the_emulated_hosted_notebook_is_inside_the_declared_ranges():
     declared_ranges = ranges(declared())
     for line in HOSTED:

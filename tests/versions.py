@@ -78,7 +78,8 @@ def pyproject_text(text: str) -> list[Requirement]:
 def conda_text(text: str) -> list[Requirement]:
     """The packages an environment.yml lists, conda's and pip's (``- name>=1,<2``)."""
     listed = text.split("dependencies:", 1)[-1]  # not the channels
-    found = re.findall(r"^\s*-\s+([A-Za-z][\w.-]*\s*(?:[<>=!~][^#\n]*)?)$", listed, re.MULTILINE)
+    line = r"^\s*-\s+([A-Za-z][\w.-]*\s*(?:[<>=!~][^#\n]*)?)(?:#.*)?$"  # a comment may follow
+    found = re.findall(line, listed, re.MULTILINE)
     return [Requirement(line.strip()) for line in found if line.strip() != "pip"]
 
 
@@ -309,9 +310,14 @@ def hosted_lesson(steps: Steps, home: Path, lesson: Path, source: Path, nbval: l
         shutil.copytree(source, course)  # pip builds in the folder it installs from
         notebooks.mkdir()
         shutil.copy2(lesson, notebooks)
+        nbval = list(nbval)
+        if "--nbval-sanitize-with" in nbval:  # copied beside the lesson: a path into this
+            at = nbval.index("--nbval-sanitize-with") + 1  # checkout would make pytest take
+            nbval[at] = shutil.copy2(ROOT / nbval[at], notebooks)  # it for the run's root
         python = runtime / "bin" / "python"
         env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-        command = [str(python), "-m", "pytest", "-p", "no:cacheprovider", "--nbval-lax"]
+        command = [str(python), "-m", "pytest", "-p", "no:cacheprovider", "--rootdir", "."]
+        command.append("--nbval-lax")
 
         def untouched() -> str:
             """Why the run does not count: the preinstalled stack was replaced, or the course
@@ -346,9 +352,6 @@ def main(argv=None) -> int:
         parser.error(f"names must be floors, newest or hosted; got {names}")
     sys.stdout.reconfigure(line_buffering=True)  # in order with the commands' output
     nbval = shlex.split(args.nbval)
-    if "--nbval-sanitize-with" in nbval:  # the hosted lessons run in another folder
-        at = nbval.index("--nbval-sanitize-with") + 1
-        nbval[at] = str(ROOT / nbval[at])
     workers = shlex.split(args.workers)
 
     sources = declared()

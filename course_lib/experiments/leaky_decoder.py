@@ -14,6 +14,7 @@ import torch.nn.functional as F
 
 from ..data import PAD_ID, copy_task, infinite_batches
 from ..decoding import greedy_decode
+from ..devices import device_of
 from ..masks import target_mask
 from ..model import Transformer, TransformerConfig
 from . import Bound, Experiment
@@ -24,7 +25,7 @@ STEPS, WARMUP, TAIL = 200, 50, 50  # the last TAIL steps' losses are averaged
 def see_everything(tgt_in: torch.Tensor) -> torch.Tensor:
     """The bug: a (T, T) mask that lets every target position attend to every other one."""
     T = tgt_in.shape[1]
-    return torch.ones(T, T, dtype=torch.bool)
+    return torch.ones(T, T, dtype=torch.bool, device=tgt_in.device)
 
 
 def masked(tgt_in: torch.Tensor) -> torch.Tensor:
@@ -57,8 +58,9 @@ def train_reverser(decoder_mask, train_pairs, seed: int = 0, steps: int = STEPS)
 
 def generation_accuracy(model, test_pairs) -> float:
     """Share of test sequences generated exactly by greedy decoding."""
-    src = torch.tensor([s for s, _ in test_pairs])
-    tgt = torch.tensor([t for _, t in test_pairs])
+    device = device_of(model)
+    src = torch.tensor([s for s, _ in test_pairs], device=device)
+    tgt = torch.tensor([t for _, t in test_pairs], device=device)
     with torch.no_grad():
         out = greedy_decode(model, src, max_len=tgt.shape[1] + 1)  # stops once all are done
     out = F.pad(out, (0, max(0, tgt.shape[1] - out.shape[1])), value=PAD_ID)  # (N, >= T)

@@ -11,6 +11,7 @@ from torch import nn
 
 from ..corpus import translation_corpus
 from ..data import PAD_ID, collate
+from ..devices import device_of
 from ..pretrained import Translator, load_pretrained
 from . import Bound, Experiment
 
@@ -21,7 +22,8 @@ class SentenceClassifier(nn.Module):
     def __init__(self, translator: Translator):
         super().__init__()
         self.translator = translator.model
-        self.head = nn.Linear(translator.model.config.d_model, 2)  # new: knows nothing yet
+        width, device = translator.model.config.d_model, device_of(translator.model)
+        self.head = nn.Linear(width, 2, device=device)  # new: knows nothing yet
 
     def forward(self, src):  # (B, S) -> (B, 2) logits
         memory = self.translator.encode(src)  # (B, S, d_model), the pretrained encoder
@@ -31,8 +33,10 @@ class SentenceClassifier(nn.Module):
 
 def negation_data(translator: Translator, sentences):
     """Token ids ``(N, S)`` of ``sentences`` in the model's own vocabulary, and 1 where negated."""
-    labels = torch.tensor([int(" not " in f" {s} ") for s in sentences])
-    return collate([(translator.src_vocab.encode(s), [0]) for s in sentences]).src, labels
+    device = device_of(translator.model)
+    labels = torch.tensor([int(" not " in f" {s} ") for s in sentences], device=device)
+    batch = collate([(translator.src_vocab.encode(s), [0]) for s in sentences])
+    return batch.src.to(device), labels
 
 
 def accuracy(model, ids, labels) -> float:

@@ -40,7 +40,8 @@ def copy_focus(model, src, tgt) -> dict:
     (``on_copied``), and on it or on the one after it (``on_copied_or_next``).
     """
     length = src.shape[1]
-    copied = torch.arange(length - 2, -1, -1)  # 0-based source index copied at each step
+    # the 0-based source index copied at each step
+    copied = torch.arange(length - 2, -1, -1, device=src.device)
     _, weights = model.greedy(src, tgt[:, 0], length)  # (N, L - 1, S)
     offset = weights.argmax(dim=-1) - copied
     on_copied, on_next = (offset == 0).float().mean().item(), (offset == 1).float().mean().item()

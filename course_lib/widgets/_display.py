@@ -313,15 +313,18 @@ def ink_extents(path) -> tuple[float, float, float, float]:
 def _ascent() -> float:
     """The default font's ascent per point of size, as matplotlib's text layout reads it.
 
-    matplotlib 3.11 reads the font's typographic ascender (``sTypoAscender``, which FT2Font
-    only reports from 3.11 on); earlier versions measure the ink of "lp", whose top is the
-    top of "l". In DejaVu Sans, the default font, the two are the same height (1556 of its
-    2048 units per em), so measuring "l" gives every version the same layout. TextPath
-    rounds outlines to 1/64 of a point at 100 points; rounding to whole font units undoes that.
+    matplotlib 3.11 lays text out from the font's typographic ascender (``sTypoAscender``,
+    which FT2Font reports from 3.11 on); earlier versions from the ink of "lp", whose top is
+    the top of "l". In DejaVu Sans, the default font, both are 1556 of its 2048 units per em.
+    TextPath rounds outlines to 1/64 of a point at 100 points; rounding to whole font units
+    undoes that.
     """
-    units = FT2Font(findfont(FontProperties())).get_sfnt_table("head")["unitsPerEm"]
-    top = ink_extents(TextPath((0, 0), "l", size=units))[3]  # in font units
-    return round(top) / units
+    font = FT2Font(findfont(FontProperties()))
+    units = font.get_sfnt_table("head")["unitsPerEm"]
+    ascender = (font.get_sfnt_table("OS/2") or {}).get("sTypoAscender")
+    if ascender is None:  # matplotlib before 3.11
+        ascender = round(ink_extents(TextPath((0, 0), "l", size=units))[3])
+    return ascender / units
 
 
 def save_png(png: bytes, path: FilePath, status) -> FilePath | None:

@@ -71,10 +71,11 @@ def diagonal_spread(sim: torch.Tensor) -> float:
     T = sim.shape[0]
     if sim.shape[1] != T:
         raise ValueError(f"sim must be square, (T, T); got shape {tuple(sim.shape)}")
-    i, j = torch.triu_indices(T, T)  # every cell on or above the diagonal
+    i, j = torch.triu_indices(T, T, device=sim.device)  # every cell on or above the diagonal
     offset, values = j - i, sim[i, j]
-    high = torch.full((T,), -math.inf, dtype=values.dtype).scatter_reduce(0, offset, values, "amax")
-    low = torch.full((T,), math.inf, dtype=values.dtype).scatter_reduce(0, offset, values, "amin")
+    start = {"dtype": values.dtype, "device": values.device}
+    high = torch.full((T,), -math.inf, **start).scatter_reduce(0, offset, values, "amax")
+    low = torch.full((T,), math.inf, **start).scatter_reduce(0, offset, values, "amin")
     return (high - low).max().item()
 
 
