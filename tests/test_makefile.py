@@ -12,13 +12,12 @@ ROOT = Path(__file__).resolve().parent.parent
 pytestmark = pytest.mark.skipif(shutil.which("make") is None, reason="needs make")
 
 
-def make(tmp_path, *args) -> subprocess.CompletedProcess:
+def make(tmp_path, *args, env=None) -> subprocess.CompletedProcess:
     """``make ARGS`` with a copy of the Makefile in an empty folder (no .venv to reuse)."""
     shutil.copy(ROOT / "Makefile", tmp_path / "Makefile")
     shutil.copy(ROOT / "requirements.txt", tmp_path / "requirements.txt")
-    return subprocess.run(
-        ["make", "--no-print-directory", *args], cwd=tmp_path, capture_output=True, text=True
-    )
+    command = ["make", "--no-print-directory", *args]
+    return subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, env=env)
 
 
 def fake_python(tmp_path, body: str) -> Path:
@@ -53,11 +52,8 @@ def test_an_old_python_is_named_with_its_version(tmp_path):
 
 def torch_index(tmp_path, *args, env=None) -> str:
     """What ``make`` would take torch from, given ``args`` and the environment ``env``."""
-    shutil.copy(ROOT / "Makefile", tmp_path / "Makefile")
-    show = ["make", "--no-print-directory", "-s", "--eval=show: ; @echo '[$(TORCH_INDEX)]'"]
-    done = subprocess.run(
-        [*show, "show", *args], cwd=tmp_path, capture_output=True, text=True, env=env
-    )
+    show = "--eval=show: ; @echo '[$(TORCH_INDEX)]'"
+    done = make(tmp_path, "-s", show, "show", *args, env=env)
     return done.stdout.strip().removeprefix("[").removesuffix("]")
 
 
