@@ -1,25 +1,11 @@
-# The few commands people need. Each one creates or reuses the virtual environment .venv.
-PYTHON ?= python3
-VENV   := .venv
-BIN    := $(VENV)/bin
+# The course's commands. Each one creates or reuses the virtual environment .venv. A learner's
+# (lab, update, restore, and the set-up they share with the rest) are in learner.mk.
+include learner.mk
 
-.PHONY: lab update restore test test-versions test-portable test-sweep test-mutants test-graders graders-env e2e site site-solutions lint format solutions lessons checkpoint validate grade nbgrader otter bench clean
+.PHONY: test test-answers test-versions test-portable test-sweep test-mutants test-graders graders-env e2e site site-solutions lint format solutions lessons checkpoint validate grade release nbgrader otter bench clean
 
 # Notebook tests: the kernel runs in this environment; memory addresses are masked.
 NBVAL := --nbval-current-env --nbval-cell-timeout=300 --nbval-sanitize-with tests/nbval_sanitize.cfg
-
-# JupyterLab refuses to run as root unless told; containers often run as root.
-ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root)
-
-lab: $(VENV)/.learner      ## set up, copy new lessons to workspace/, list outdated copies, open JupyterLab
-	$(BIN)/python -m course_lib.workspace prepare
-	$(BIN)/jupyter lab workspace/ $(ROOT_FLAG)
-
-update: $(VENV)/.learner   ## new version of one lesson, your answers carried over: make update LESSON=03
-	$(BIN)/python -m course_lib.workspace update $(LESSON)
-
-restore: $(VENV)/.learner  ## fresh copy of one lesson, the old one kept: make restore LESSON=03
-	$(BIN)/python -m course_lib.workspace restore $(LESSON)
 
 # Two workers (pytest-xdist), one per core, each given whole files (--dist loadfile): nbval runs
 # a notebook's cells in order in one kernel, and a test module's shared fixtures (a grading run,
@@ -32,6 +18,12 @@ test: $(VENV)/.dev         ## set up, then lint, the unit tests, solutions/ comp
 	$(TIMED) "unit tests" $(BIN)/python -m pytest $(WORKERS)
 	$(TIMED) "solutions/, compared" $(BIN)/python -m pytest $(WORKERS) --nbval solutions/ $(NBVAL)
 	$(TIMED) "lessons/, run through" $(BIN)/python -m pytest $(WORKERS) --nbval-lax lessons/ $(NBVAL)
+
+# Each lesson twice: its solution, recording what each check(...) receives, then the untouched
+# lesson as a learner's Run All. Fails where an exercise's expected number is printed above its
+# check or in the two code cells under it, unless tests/answers_shown.toml gives the reason.
+test-answers: $(VENV)/.dev   ## no answer on screen before its exercise, on an untouched Run All
+	$(BIN)/python -m pytest -n 2 -p no:cacheprovider tests/answers_unshown.py
 
 # The declared versions, both ends, and a hosted notebook (tests/versions.py): Python, torch
 # and every dependency at their floors, then at their newest, each running what `make test`
@@ -96,12 +88,20 @@ checkpoint: $(VENV)/.learner ## retrain lesson 7's shipped translator (determini
 validate: $(VENV)/.tools    ## solutions pass every check, lessons none: make validate [LESSON=03]
 	$(BIN)/python -m course_tools.grade --validate $(LESSON) --jobs 2
 
-# Where grading writes grades.csv, summary.md and feedback/; notebooks graded at a time.
-GRADES ?= grades/grades.csv
+# Where grading writes grades.csv, summary.md and feedback/ (outside the course folder: students'
+# data, never committed or released by mistake); notebooks graded at a time.
+GRADES ?= $(HOME)/attention-course-grades/grades.csv
 JOBS   ?= 2
 
 grade: $(VENV)/.tools       ## grade student notebooks: make grade SUBMISSIONS=folder [GRADES=... JOBS=2]
 	$(BIN)/python -m course_tools.grade $(SUBMISSIONS) --out $(GRADES) --jobs $(JOBS)
+
+# What students receive (lessons, course_lib, binder/; no solutions, no instructor tools), to push
+# as the repository's students branch, which the README's Binder and hub links open.
+RELEASE ?= build/release
+
+release: $(VENV)/.tools     ## the students' release, without solutions: build/release/
+	$(BIN)/python -m course_tools.release $(RELEASE)
 
 # The course on the platforms instructors already run ("Teaching a class" in the README), from
 # solutions/ and points.toml. Some lessons: LESSONS="03 05"; nbgrader's course id: COURSE_ID=...
@@ -145,39 +145,6 @@ bench: $(VENV)/.dev        ## print the speed figures recorded in benchmarks/REA
 
 clean:
 	rm -rf $(VENV) $(VENV)-graders .pytest_cache .ruff_cache *.egg-info
-
-# PYTHON must run and be 3.11 or later; otherwise say which one was tried and what it said.
-NEED_PYTHON = @version=$$($(PYTHON) -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null) \
-	|| { echo "PYTHON=$(PYTHON) could not run ($$(command -v $(PYTHON) || echo 'not on PATH')):"; \
-	     $(PYTHON) -c pass 2>&1 | sed '/^$$/d' | head -n 3 | sed 's/^/    /'; \
-	     echo "Set PYTHON to a Python 3.11 or later that runs, e.g. make lab PYTHON=/usr/bin/python3.11"; \
-	     exit 1; }; \
-	case $$version in 3.1[1-9]|3.[2-9][0-9]) ;; \
-	*) echo "PYTHON=$(PYTHON) is Python $$version; the course needs 3.11 or later."; \
-	   echo "Set PYTHON to one, e.g. make lab PYTHON=/usr/bin/python3.11"; exit 1;; esac
-
-$(VENV)/bin/python:
-	$(NEED_PYTHON)
-	$(PYTHON) -m venv $(VENV)
-
-# Where torch comes from. PyPI's torch for Linux is the CUDA build, with several GB of nvidia-*
-# packages that only an NVIDIA GPU uses; so on Linux without one (no driver, no nvidia-smi) the
-# small CPU build comes from PyTorch's own index. Elsewhere (macOS, Windows, Linux with an NVIDIA
-# GPU) PyPI's default build, and so wherever pip has an index of its own (PIP_INDEX_URL, or
-# index-url in pip's configuration: a mirror). Choose yourself with TORCH_INDEX=<a PyTorch
-# wheel index>, or TORCH_INDEX= (empty) for pip's default index: make lab TORCH_INDEX=
-CPU_TORCH   := https://download.pytorch.org/whl/cpu
-NVIDIA_GPU  := $(shell { [ -e /proc/driver/nvidia/version ] || command -v nvidia-smi; } >/dev/null 2>&1 && echo yes)
-PIP_INDEX    = $(shell $(PYTHON) -m pip config list 2>/dev/null | grep -q '\.index-url=' && echo yes)
-TORCH_INDEX ?= $(if $(filter Linux,$(shell uname -s)),$(if $(NVIDIA_GPU)$(PIP_INDEX),,$(CPU_TORCH)))
-TORCH       = $(shell sed -n 's/^\(torch==[^ ]*\).*/\1/p' requirements.txt)
-TORCH_FIRST = $(if $(TORCH_INDEX),@echo "$(TORCH) from $(TORCH_INDEX) (TORCH_INDEX= for PyPI's default build)"; \
-	$(BIN)/python -m pip install $(TORCH) --index-url $(TORCH_INDEX))
-
-$(VENV)/.learner: requirements.txt pyproject.toml | $(VENV)/bin/python
-	$(TORCH_FIRST)
-	$(BIN)/python -m pip install -r requirements.txt -e .
-	touch $@
 
 # Instructors' and maintainers' tools (course_tools), then the test tools on top.
 $(VENV)/.tools: requirements.txt requirements-tools.txt pyproject.toml | $(VENV)/bin/python

@@ -31,6 +31,8 @@ Inside the learner's notebook and workspace:
     notebook        start(): the first cell of every lesson; show(): a figure with its alt text
     figure_text     the figures' alt texts, written from the numbers they draw
     checks          exercise checks: check(), hint()
+    model_answers   the written questions' model answers, under the learner's own: reveal()
+    model_answers_data  those answers, built from solutions/ (a class's release leaves it out)
     widgets         the explorers and the lessons' figures (matplotlib, ipywidgets)
     lesson_format   what a lesson's stubs, prompts and version metadata look like
     choice_history  where multiple-choice options stood in earlier versions of a lesson

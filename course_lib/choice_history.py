@@ -52,10 +52,24 @@ def _moves_of_lesson(lesson: int, moves: dict[str, dict[str, str]]) -> dict[str,
     return {e: m for e, m in moves.items() if e.split(".")[0] == str(lesson)}
 
 
+# The versions released after that, with today's letters: the options were reworded since, so
+# such a copy lists other texts than today's lesson, but no option moved.
+_SINCE_SPREAD_OUT = {
+    1: "ff661e42df0c 333846b7b1aa",
+    2: "7605f33022e7 a06b1b7899e7",
+    3: "76fe0ecc1768 6fc0ac785f4b",
+    4: "f52bb08aed07 e4c18d57ae28",
+    5: "cfe91517d28b 377e8e1c7a82",
+    6: "c1e76a373d47 10227ff0a31e",
+    7: "7020b45c6df2 4560c8c198ca 82f4a90c8548",
+    8: "34c90e840676",
+}
+
 # lesson -> released version -> {exercise id: {letter then: letter now}} (only what moved)
 EARLIER: dict[int, dict[str, dict[str, dict[str, str]]]] = {
-    lesson: dict.fromkeys(versions.split(), _moves_of_lesson(lesson, _SPREAD_OUT))
-    for lesson, versions in _BEFORE_SPREAD_OUT.items()
+    lesson: dict.fromkeys(_BEFORE_SPREAD_OUT[lesson].split(), _moves_of_lesson(lesson, _SPREAD_OUT))
+    | dict.fromkeys(_SINCE_SPREAD_OUT[lesson].split(), {})
+    for lesson in _BEFORE_SPREAD_OUT
 }
 
 

@@ -3,6 +3,10 @@
 A lesson passes the text to :func:`course_lib.notebook.show`. Numbers are rounded to two
 decimals, which the same computation gives on every processor, so the text can be compared
 between runs.
+
+An explorer prints some numbers in its picture (titles, footers) and says them again in its
+text alternative and its status line: all three take the same strings, formatted once by
+:func:`number` where a value can be tiny or huge, so they cannot disagree.
 """
 
 
@@ -77,3 +81,18 @@ def describe_attention(weights, queries, keys, *, masked=None, what="attention w
         count = sum(bool(m) for row in hidden for m in row)
         text += f" {count} of {len(queries) * len(keys)} pairs are masked (×, weight 0)."
     return text
+
+
+def number(x: float) -> str:
+    """A number as a picture, its text alternative and its status line all print it.
+
+    Two decimals from 0.01 to 100 ("0.87"); two significant digits beyond ("3.7e-08",
+    "1200"), so that float round-off reads as what it is and not as "0.00". Exactly 0 is
+    "0.00", never "-0.00".
+    """
+    x = float(x)
+    if x == 0 or 0.01 <= abs(x) < 100:
+        return f"{round(x, 2) + 0.0:.2f}"
+    if abs(x) >= 100:
+        return f"{float(f'{x:.2g}'):g}"
+    return f"{x:.1e}"

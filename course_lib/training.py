@@ -3,6 +3,7 @@
 - :func:`warmup_inverse_sqrt`: the learning-rate schedule of Eq. 3.
 - :func:`label_smoothed_cross_entropy`: the loss with label smoothing ε_ls.
 - :func:`train`: a small loop with a progress bar that returns a :class:`History` for plots.
+- :func:`trained`: whether a notebook's model finished training, and what to do if not.
 
 Shapes: B batch, T target length, V vocabulary size.
 """
@@ -90,7 +91,12 @@ def label_smoothed_cross_entropy(
 
 @dataclass
 class History:
-    """What :func:`train` records: per-step loss and lr, and each evaluation's metrics."""
+    """What :func:`train` records: per-step loss and lr, and each evaluation's metrics.
+
+    ``finished`` turns True only once :func:`train` has returned: a run stopped halfway (the
+    notebook's stop button raises ``KeyboardInterrupt`` inside the loop) leaves it False, with
+    the steps done so far recorded.
+    """
 
     step: list[int] = field(default_factory=list)
     loss: list[float] = field(default_factory=list)
@@ -98,6 +104,32 @@ class History:
     evals: list[dict] = field(default_factory=list)  # {"step": ..., "seconds": ..., **metrics}
     best: dict | None = None  # the evaluation whose weights were kept, if any
     seconds: float = 0.0
+    finished: bool = False
+
+    @property
+    def steps_done(self) -> int:
+        """The updates completed (each one's loss is recorded once it is done)."""
+        return len(self.loss)
+
+
+def trained(history: History | None) -> bool:
+    """Whether a notebook's model may be used as trained; if not, say so in one line.
+
+    ``history`` is what the training cell bound before it started training: ``None`` stands
+    for a model loaded from the shipped checkpoint (trained), a :class:`History` for one
+    trained live, which counts only once :func:`train` finished. A cell that needs the trained
+    model runs its body under ``if trained(history):``, so that after an interrupted run it
+    prints what to do instead of showing a half-trained model's numbers as the lesson's.
+    """
+    if history is not None and not isinstance(history, History):
+        raise TypeError(f"history must be a History or None; got {type(history).__name__}")
+    if history is None or history.finished:
+        return True
+    print(
+        f"training stopped at step {history.steps_done}: run the training cell again, "
+        "or set TRAIN_LIVE = False to load the trained checkpoint"
+    )
+    return False
 
 
 def train(
@@ -116,6 +148,7 @@ def train(
     average: int = 0,
     average_every: int = 10,
     progress: bool = True,
+    history: History | None = None,
 ) -> History:
     """Train ``model`` for ``steps`` updates on an endless iterator of :class:`Batch`.
 
@@ -132,6 +165,10 @@ def train(
     evaluated every ``eval_every`` steps and at the end; the weights with the best
     ``metric`` are restored at the end (accuracy can dip late while the lr is high).
     Training stops early once ``metric`` reaches ``target``.
+
+    ``history``: an empty :class:`History` to fill in as training goes (a new one by
+    default). A notebook binds it before training starts, so that an interrupted run leaves a
+    record of how far it got (``finished`` False) rather than an earlier run's.
     """
     _validate.positive_int("steps", steps)
     _validate.positive_int("eval_every", eval_every)
@@ -141,10 +178,11 @@ def train(
             f"got {type(batches).__name__}"
         )
     _check_averaging(steps, average, average_every, evaluate)
+    history = _empty_history(history)
     optimizer = paper_optimizer(model)
     checkpoints = _Checkpoints(steps, average, average_every)
     scheduler = warmup_scheduler(optimizer, model.config.d_model, warmup, factor)
-    history, best_state = History(), None
+    best_state = None
     device = device_of(model)
     start = time.perf_counter()
     bar = _progress_bar(steps, progress)
@@ -183,6 +221,17 @@ def train(
     checkpoints.load_mean(model)
     model.eval()
     history.seconds = time.perf_counter() - start
+    history.finished = True
+    return history
+
+
+def _empty_history(history: History | None) -> History:
+    if history is None:
+        return History()
+    if not isinstance(history, History):
+        raise TypeError(f"history must be a History or None; got {type(history).__name__}")
+    if history.step or history.finished:
+        raise ValueError("history must be a new, empty History(); got one already filled in")
     return history
 
 

@@ -366,11 +366,14 @@ def main(argv=None) -> int:
         ("restore", "fresh copy of one lesson; the old one is kept"),
     ]:
         one = sub.add_parser(command, help=text)
-        one.add_argument("lesson", help='e.g. "03" or "03_scaled_dot_product_attention"')
+        one.add_argument("lesson", nargs="?", help='e.g. "03" or "03_scaled_dot_product_attention"')
     args = parser.parse_args(argv)
     if args.command == "prepare":
         _report_prepare(prepare(), outdated(), LESSONS)
         return 0
+    if not args.lesson:  # `make restore` without LESSON=: say how to name one
+        print(f"name a lesson: make {args.command} LESSON=03", file=sys.stderr)
+        return 2
     try:
         if args.command == "update":
             _report_update(update(args.lesson))

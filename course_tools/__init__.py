@@ -8,6 +8,7 @@
     grade           the grader's and validator's command line
     grading         the grader: reading, running and checking submissions; reports
     classroom       the course for nbgrader and otter-grader (make nbgrader, make otter)
+    release         what students receive, without solutions (make release)
     site            the offline HTML site of the course
     mutation        wrong variants of every model answer run through the checks (figures)
 

@@ -19,6 +19,12 @@ recognises, which keeps defined every name that later cells read:
 - a markdown region (between ``<!-- BEGIN SOLUTION -->`` and ``<!-- END SOLUTION -->``)
   becomes an invitation to answer; a cell tagged ``solution-only`` is left out.
 
+A written question (a markdown cell tagged ``free-text``, its model answer in a region) gets an
+id in the lesson, ``2.w1``, ``2.w2``, ... in order, shown in its cell, and a cell after it that
+calls ``reveal("2.w1", ...)``: the learner pastes their answer there to see the model answer
+under it (:mod:`course_lib.model_answers`). The model answers go into
+``course_lib/model_answers_data.py`` whenever the lessons are built.
+
 Outputs, execution counts and run-specific metadata are dropped, so the same solutions
 always give byte-identical lessons. Each lesson records in its metadata, under ``course``,
 its number, a version computed from its cells (any change to a cell changes it) and a
@@ -34,7 +40,8 @@ repository's address (:mod:`course_tools.setup_cell`, :mod:`course_tools.reposit
 Commands (run from the repository root)::
 
     python -m course_tools.authoring execute [SOURCE ...]  # build and run solutions/*.ipynb
-    python -m course_tools.authoring lessons               # regenerate lessons/
+    python -m course_tools.authoring lessons               # regenerate lessons/ (and the
+                                                           # model answers of course_lib)
     python -m course_tools.authoring format                # ruff format the sources' code cells
     python -m course_tools.authoring rules                 # each prompt's "what you may use"
     python -m course_tools.authoring links                 # the README's links, from the address
@@ -50,7 +57,9 @@ from pathlib import Path
 from typing import NamedTuple
 
 import nbformat
+from markdown_it import MarkdownIt  # a dependency of jupytext
 
+from course_lib import model_answers
 from course_lib.lesson_format import ANSWER_PROMPT, COURSE, STUB_COMMENT, fingerprint, is_exercise
 
 from . import prompts, repository, sources
@@ -184,9 +193,17 @@ def lesson_source(chunks: list[Chunk]) -> str:
 
 def make_lesson(solution: nbformat.NotebookNode, name: str = "notebook") -> nbformat.NotebookNode:
     """The lesson notebook for one solution notebook (a new object; the input is unchanged)."""
-    lesson_cells = [
-        clean_cell(cell, lesson_source(chunks)) for cell, chunks in regions(solution, name)
-    ]
+    written = {cell.get("id"): question for question, cell, _ in written_questions(solution, name)}
+    lesson_cells = []
+    for cell, chunks in regions(solution, name):
+        question = written.get(cell.get("id"))
+        if question is None:
+            lesson_cells.append(clean_cell(cell, lesson_source(chunks)))
+        else:
+            lesson_cells += [
+                clean_cell(cell, _labelled(lesson_source(chunks), question)),
+                _reveal_cell(cell, question),
+            ]
     lesson = nbformat.v4.new_notebook(cells=lesson_cells)
     lesson.metadata = {
         "kernelspec": solution.metadata.get(
@@ -196,6 +213,111 @@ def make_lesson(solution: nbformat.NotebookNode, name: str = "notebook") -> nbfo
         COURSE: course_metadata(lesson, name),
     }
     return lesson
+
+
+# Written questions ----------------------------------------------------------------------------
+
+WRITTEN_LABEL = "**Your answer:**"  # how a written question's cell starts
+
+
+def written_questions(
+    solution: nbformat.NotebookNode, name: str = "notebook"
+) -> list[tuple[str, nbformat.NotebookNode, str]]:
+    """Each written question of a solution notebook, as ``(id, cell, model answer)``.
+
+    The ids are ``N.w1``, ``N.w2``, ... in order, N from the file name ``NN_name.ipynb``; a
+    notebook not named so has no lesson number, so its written questions get no ids and are
+    left out. A written question without a model answer is a ValueError.
+    """
+    prefix = Path(name).stem.split("_")[0]
+    if not prefix.isdigit():
+        return []
+    found = []
+    for cell, chunks in regions(solution, name):
+        if cell.cell_type != "markdown" or model_answers.TAG not in cell.metadata.get("tags", []):
+            continue
+        # a region's lines without its two marker lines
+        model = "\n".join(line for c in chunks if c.solution for line in c.lines[1:-1]).strip()
+        model = re.sub(r"^\*Model answer\.\*\s*", "", model)  # reveal gives it its own title
+        if not model:
+            raise ValueError(
+                f"{name}: the written question in cell {cell.get('id')} has no model answer "
+                "between '<!-- BEGIN SOLUTION -->' and '<!-- END SOLUTION -->'"
+            )
+        found.append((model_answers.question_id(int(prefix), len(found) + 1), cell, model))
+    return found
+
+
+def _labelled(source: str, question: str) -> str:
+    """A written question's lesson source with its id: ``**✍️ 2.w1 · Your answer:** ...``."""
+    if source.startswith(WRITTEN_LABEL):
+        return f"**✍️ {question} · Your answer:**{source[len(WRITTEN_LABEL) :]}"
+    return f"**✍️ {question}**\n\n{source}"
+
+
+def _reveal_cell(cell, question: str) -> nbformat.NotebookNode:
+    """The cell after a written question's, which shows its model answer on request."""
+    new = nbformat.v4.new_code_cell(
+        model_answers.reveal_cell(question), metadata={"tags": [model_answers.REVEAL_TAG]}
+    )
+    new.id = f"{cell.get('id')}-reveal"
+    return new
+
+
+ANSWERS_HEADER = '''# ruff: noqa: E501
+"""The model answers of the written questions, by id; :mod:`course_lib.model_answers` shows them.
+
+Generated from ``solutions/`` by ``python -m course_tools.authoring lessons``: do not edit
+(``python -m course_tools.authoring check`` fails while it disagrees with the solutions).
+"""
+
+'''
+
+
+def model_answers_text(solutions: Path) -> str:
+    """The text of ``course_lib/model_answers_data.py`` for the notebooks of ``solutions``:
+    each written question's lesson cell id and its model answer, as markdown and as HTML."""
+    markdown = MarkdownIt("commonmark", {"html": False})  # raw HTML in an answer shows as text
+    entries = []
+    for path in sorted(solutions.glob("[0-9]*.ipynb")):
+        solution = nbformat.read(path, as_version=4)
+        for question, cell, model in written_questions(solution, path.name):
+            where = f"{path.name} cell {cell.get('id')}"
+            entries.append(
+                f'    "{question}": {{\n'
+                f'        "cell": "{cell.get("id")}",\n'
+                f'        "markdown": {_literal(model, where)},\n'
+                f'        "html": {_literal(markdown.render(model), where)},\n'
+                "    },\n"
+            )
+    return ANSWERS_HEADER + "ANSWERS = {\n" + "".join(entries) + "}\n"
+
+
+def _literal(text: str, where: str) -> str:
+    """``text`` as a raw triple-quoted literal on lines of its own (the reader strips the first
+    and last line break); lines lose their trailing spaces, as the linter wants."""
+    if '"""' in text:
+        raise ValueError(f"{where}: a model answer cannot contain three double quotes in a row")
+    lines = "\n".join(line.rstrip() for line in text.strip().splitlines())
+    return f'r"""\n{lines}\n"""'
+
+
+def write_model_answers(solutions: Path, target: Path) -> bool:
+    """Write the model answers of ``solutions`` into ``target``; returns whether it changed."""
+    text = model_answers_text(solutions)
+    if target.exists() and target.read_text(encoding="utf-8") == text:
+        return False
+    target.write_text(text, encoding="utf-8")
+    return True
+
+
+def stale_model_answers(solutions: Path, target: Path) -> list[str]:
+    """Why ``target`` differs from what :func:`write_model_answers` would write (empty: in sync)."""
+    if not target.exists():
+        return [f"{target} is missing"]
+    if target.read_text(encoding="utf-8") != model_answers_text(solutions):
+        return [f"{target} differs from the model answers of {solutions}/"]
+    return []
 
 
 def lesson_version(lesson: nbformat.NotebookNode) -> str:
@@ -308,6 +430,7 @@ def main(argv=None) -> int:
     parser.add_argument("--solutions", type=Path, default=Path("solutions"))
     parser.add_argument("--lessons", type=Path, default=Path("lessons"))
     parser.add_argument("--readme", type=Path, default=Path("README.md"))
+    parser.add_argument("--answers", type=Path, default=Path("course_lib/model_answers_data.py"))
     args = parser.parse_args(argv)
     chosen = [p.with_suffix(".ipynb") for p in args.notebooks]
     every = sorted(p.with_suffix(".ipynb") for p in args.solutions.glob("[0-9]*.py"))
@@ -329,6 +452,8 @@ def main(argv=None) -> int:
     if args.command == "lessons":
         for path in build_lessons(args.solutions, args.lessons, chosen):
             print(f"wrote {path}")
+        if write_model_answers(args.solutions, args.answers):
+            print(f"wrote {args.answers}")
         return 0
     if args.command == "links":
         if repository.write_readme(args.readme, repository.address(), args.lessons):
@@ -336,6 +461,7 @@ def main(argv=None) -> int:
         return 0
     problems = [d for p in sorted(args.solutions.glob("[0-9]*.ipynb")) if (d := sources.drift(p))]
     problems += stale_lessons(args.solutions, args.lessons)
+    problems += stale_model_answers(args.solutions, args.answers)
     links = repository.readme_drift(args.readme, repository.address(), args.lessons)
     if links:
         print(f"{links}; write them with: python -m course_tools.authoring links")

@@ -94,10 +94,16 @@ def main(argv=None) -> int:
         parser.error(str(e))
     options = {"timeout": args.timeout, "points": points, "lesson": args.lesson}
     options |= {"solutions": args.solutions, "lessons": args.lessons}
-    grades = grade_many(submissions, args.jobs, **options)
+    print(f"Grading {len(submissions)} notebook(s), {args.jobs} at a time.", flush=True)
+    grades = grade_many(submissions, args.jobs, progress=_progress, **options)
     print(write_reports(grades, args.out))
     print(f"Wrote {args.out}, {args.out.parent / 'summary.md'} and {args.out.parent / 'feedback'}/")
     return 0
+
+
+def _progress(done: int, total: int, graded) -> None:
+    score = f"{graded.total:g}/{graded.max_points:g}"
+    print(f"[{done}/{total}] {graded.path}: {score}, {graded.status}", flush=True)
 
 
 if __name__ == "__main__":

@@ -13,7 +13,10 @@ import tomllib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-BRANCH = "main"  # what the links open and the setup cell installs
+BRANCH = "main"  # what the Colab and Kaggle links open and the setup cell installs
+# What the Binder and JupyterHub links open: the students' release (course_tools.release, pushed
+# as this branch), so a student's image or home folder never holds the solutions.
+RELEASE_BRANCH = "students"
 GITHUB = re.compile(r"https://github\.com/([\w.-]+)/([\w.-]+)")
 
 # The README's table of hosted-notebook links lies between these two lines.
@@ -68,17 +71,17 @@ def kaggle(url: str, path: str) -> str:
 
 
 def binder(url: str) -> str:
-    """Binder building the repository and opening the learner's copies of the lessons."""
+    """Binder building the students' release and opening the learner's copies of the lessons."""
     owner, name = _owner_name(url)
-    return f"https://mybinder.org/v2/gh/{owner}/{name}/{BRANCH}?urlpath=lab/tree/workspace"
+    return f"https://mybinder.org/v2/gh/{owner}/{name}/{RELEASE_BRANCH}?urlpath=lab/tree/workspace"
 
 
 def nbgitpuller(url: str) -> str:
-    """A JupyterHub (``HUB``: its host name) cloning the repository into a student's home,
-    then merging later updates, and opening its lessons."""
+    """A JupyterHub (``HUB``: its host name) cloning the students' release into a student's
+    home, then merging later updates, and opening its lessons."""
     _, name = _owner_name(url)
     return (
-        f"https://HUB/hub/user-redirect/git-pull?repo={url}&branch={BRANCH}"
+        f"https://HUB/hub/user-redirect/git-pull?repo={url}&branch={RELEASE_BRANCH}"
         f"&urlpath=lab/tree/{name}/lessons"
     )
 

@@ -316,10 +316,10 @@ print(score_scale.EXPERIMENT.verify(spread, *spread))
 #
 # Attention could measure closeness in other ways, for instance with the Euclidean distance |q − k|. Why does it use dot products?
 #
-# - **a.** Euclidean distance only makes sense in two or three dimensions.
-# - **b.** Dot products are never negative, so the softmax always receives positive scores.
-# - **c.** A dot product ignores the lengths of the vectors, so only their directions count.
-# - **d.** One matrix product, QKᵀ, gives every query-key score at once, which GPUs do very fast; a distance needs that same product plus the lengths, and "small = similar" is the opposite of what a softmax rewards.
+# - **a.** Euclidean distance is defined only for vectors of two or three components, while q and k have d_k = 64 components each in the base model.
+# - **b.** Dot products are never negative, so every score the softmax receives is positive and each key keeps a share of the attention.
+# - **c.** A dot product ignores the lengths of q and k and compares only their directions, so a long key cannot outscore a better-aligned one.
+# - **d.** One product QKᵀ gives every score at once, fast on GPUs; a distance needs that product plus the lengths, and ranks small as similar.
 #
 # Set `answer_2_1` to a letter, for example `answer_2_1 = "a"`, and run the check. Every option has an explanation, so the check is worth running even when you are sure.
 
@@ -330,15 +330,6 @@ answer_2_1 = "d"
 
 # %% id="224b30ec"
 check("2.1", answer_2_1)
-
-# %% [markdown] id="da73ab7a"
-# The identity behind option (d), on the worked example: the squared distances are the lengths squared minus twice QKᵀ, so a distance costs the same matrix product and then some. The paper adds (§3.2.1) that dot-product attention is faster and more memory-efficient in practice than the older additive attention, because it runs on highly optimised matrix-multiplication code.
-
-# %% id="c012c089"
-squared_lengths = (Q**2).sum(dim=-1, keepdim=True)  # (3, 1)
-via_dots = squared_lengths + squared_lengths.T - 2 * scores  # |q|² + |k|² - 2 q·k
-print("squared distances =\n", via_dots.numpy().round(3))
-torch.testing.assert_close(via_dots, torch.cdist(Q, K) ** 2)
 
 # %% [markdown] id="44decb01"
 # ### ✏️ 2.2 Apply: a dot product, its cosine and its angle
@@ -359,8 +350,114 @@ angle_ab = np.degrees(np.arccos(cos_ab))
 # %% id="5b72a899"
 check("2.2", dot_ab, cos_ab, angle_ab)
 
+
+# %% [markdown] id="21c7fd8d"
+# ### ✏️ 2.3 Extend: the variance of q·k at two new widths, measured
+#
+# Section 4 measured d_k = 4 and d_k = 512. Take two widths it did not measure: d_k = 3, as narrow as the vectors of exercise 2.2, and d_k = 768. First predict, in the cell below, what the argument of section 4 says you will find, and carry the argument one step further. Then measure.
+#
+# A measurement can be repeated, so write it as a function: `dot_variance(d_k, n, seed)` draws n random pairs (q, k) of width d_k with `torch.randn`, from a generator seeded with `seed`, and returns the sample variance of q·k. Store `var_3` and `var_768`, your function's values at d_k = 3 and d_k = 768 with n = 10,000 pairs and seed 0, and `std_ratio`, how many times larger the standard deviation is at 768 than at 3.
+#
+# The check calls your function again, with other widths, sizes and seeds. A measured variance differs from d_k by its *sampling error*, about d_k·√(2/n): a percent or two with 10,000 pairs, but about half of d_k with 10 pairs, from one seed to the next. Typing the theory's values therefore does not pass; your own measured values do.
+#
+# *What you may use:* anything but `course_lib`'s reference code.
+
+# %% [markdown] id="a27d17a7" tags=["free-text"]
+# **Your answer:** before you measure, what values do you expect for `var_3`, `var_768` and `std_ratio`, and about how far from them will a measurement from 10,000 pairs land? And if every component of q and k had variance σ² instead of 1 (still mean 0, still independent), what would Var(q·k) be, and would dividing by √d_k still bring it back to 1?
+#
+# <!-- BEGIN SOLUTION -->
+# *Model answer.* Var(q·k) = d_k predicts about 3 and about 768, so standard deviations of √3 ≈ 1.73 and √768 ≈ 27.7, and `std_ratio` = √(768/3) = √256 = 16; measured from 10,000 pairs, the variances scatter around these by their sampling error, about √(2/10,000) ≈ 1.4% (a little more at d_k = 3, where q·k has heavier tails: 2%). With components of variance σ², each term qᵢkᵢ still has mean 0, and its variance is E[qᵢ²]E[kᵢ²] = σ² · σ² = σ⁴; the d_k independent terms add up to Var(q·k) = σ⁴·d_k, a standard deviation of σ²√d_k. Dividing by √d_k then leaves a variance of σ⁴, which is 1 only when σ = 1: the scaling of lesson 3 assumes components of about unit variance.
+# <!-- END SOLUTION -->
+
+# %% id="6888055f"
+def dot_variance(d_k, n, seed):
+    """The sample variance of q·k over n random pairs (q, k) of width d_k, drawn from seed."""
+    # BEGIN SOLUTION
+    g = torch.Generator().manual_seed(seed)  # the same seed, the same pairs
+    q, k = torch.randn(n, d_k, generator=g), torch.randn(n, d_k, generator=g)
+    return (q * k).sum(dim=-1).var().item()  # one dot product per row, then the variance
+    # END SOLUTION
+
+
+# BEGIN SOLUTION
+var_3, var_768 = dot_variance(3, 10_000, seed=0), dot_variance(768, 10_000, seed=0)
+std_ratio = math.sqrt(var_768 / var_3)
+# END SOLUTION
+
+# %% id="b8450d46"
+check("2.3", dot_variance, var_3, var_768, std_ratio)
+
+# %% [markdown] id="7d6cf8ff"
+# ## 6. Labs
+#
+# ### ✏️ 2.4 (L2.A) The variance against d_k, on log-log axes
+#
+# Two widths at a time show that the variance grows; a line through several shows how fast. A power law Var = c·d_kᵖ is a straight line of slope p on log-log axes, since log Var = log c + p·log d_k. Write `measure_variances(dims, n, seed)`, which measures the variance at each d_k of the list `dims` with your `dot_variance` from 2.3 (n pairs each, drawn with `seed`) and returns them in the same order. Store `dot_variances`, its values for `dims` with 10,000 pairs and seed 0 as in 2.3, then fit a line to (log d_k, log variance) and keep its slope, `loglog_slope`. `np.polyfit` fits lines. Which slope does the argument of section 4 predict, and why will yours not be exactly that? As in 2.3, the check calls your function again with other widths, sizes and seeds.
+#
+# *What you may use:* anything but `course_lib`'s reference code.
+
+# %% id="87e7acc7"
+dims = [1, 8, 64, 256]
+
+
+def measure_variances(dims, n, seed):
+    """Var(q·k) measured at each d_k in dims, from n pairs drawn with seed: one per d_k."""
+    # BEGIN SOLUTION
+    return [dot_variance(d_k, n, seed) for d_k in dims]
+    # END SOLUTION
+
+
+# BEGIN SOLUTION
+dot_variances = measure_variances(dims, 10_000, seed=0)
+loglog_slope = np.polyfit(np.log(dims), np.log(dot_variances), 1)[0]
+# END SOLUTION
+
+# %% id="cad267b2"
+check("2.4", measure_variances, dot_variances, loglog_slope)
+
+# %% [markdown] id="27ac0ef6"
+# ### ✏️ 2.5 (L2.B) Three new words in one line
+#
+# Redo section 2 with numpy for three other words, tea, coffee and bread: the cell below puts their vectors in `Q` (K is the same matrix). Compute `qk_scores` = QKᵀ in one line, then the matrix of cosine similarities `qk_cosines`. Both are 3 × 3.
+#
+# *What you may use:* anything but `course_lib`'s reference code.
+
+# %% id="f1d847ae"
+Q = np.array([[0.7, 0.3], [1.2, 0.6], [0.1, 0.9]])  # tea, coffee, bread
+K = Q
+# BEGIN SOLUTION
+qk_scores = Q @ K.T
+lengths = np.linalg.norm(Q, axis=-1, keepdims=True)  # (3, 1)
+qk_cosines = qk_scores / (lengths * lengths.T)
+# END SOLUTION
+
+# %% id="06a2430e"
+check("2.5", qk_scores, qk_cosines)
+
+# %% [markdown] id="38611df1" tags=["free-text"]
+# **Your answer:** in the tea row, which word gets the highest dot product, and which the highest cosine? Why do they differ, and which would you want attention to use?
+#
+# <!-- BEGIN SOLUTION -->
+# *Model answer.* The dot product ranks coffee first (1.02, against 0.58 for tea itself), because tea·coffee = |tea| |coffee| cos θ and coffee is much longer (1.342 against 0.762) while the angle between them is only about 3°. The cosine divides the lengths out and ranks tea itself first (1.000), then coffee (0.998). Neither is "wrong": the cosine compares directions only, while the dot product lets a vector's length act as emphasis. Attention uses the dot product, and since the vectors are learned, the model can use length on purpose: a longer key is louder, for every query that points its way.
+# <!-- END SOLUTION -->
+
+# %% [markdown] id="5e0c2a71"
+# ## 7. The references
+#
+# Each exercise's reference, computed by the course rather than taken from your answers. Read each one after you have tried its exercise: on a first Run All they all appear here, below the last check.
+
+# %% [markdown] id="da73ab7a"
+# **2.1.** Why a distance costs more, on the worked example of section 2: the squared distances are the lengths squared minus twice QKᵀ, so a distance costs the same matrix product and then some. The paper adds (§3.2.1) that dot-product attention is faster and more memory-efficient in practice than the older additive attention, because it runs on highly optimised matrix-multiplication code.
+
+# %% id="c012c089"
+animals = torch.tensor([[1.0, 0.5], [0.9, 0.6], [-0.3, 0.8]], dtype=torch.float64)  # cat, dog, car
+squared_lengths = (animals**2).sum(dim=-1, keepdim=True)  # (3, 1)
+via_dots = squared_lengths + squared_lengths.T - 2 * animals @ animals.T  # |q|² + |k|² - 2 q·k
+print("squared distances =\n", via_dots.numpy().round(3))
+torch.testing.assert_close(via_dots, torch.cdist(animals, animals) ** 2)
+
 # %% [markdown] id="27909267"
-# The reference, computed with torch: a·b = 2 − 4 − 6 = −8. The sign is negative, so the two vectors point in broadly opposite directions, an angle of more than 90°: by this measure they are dissimilar.
+# **2.2.** The reference, computed with torch: a·b = 2 − 4 − 6 = −8. The sign is negative, so the two vectors point in broadly opposite directions, an angle of more than 90°: by this measure they are dissimilar.
 
 # %% id="aba71671"
 a_t, b_t = torch.tensor([2.0, -1.0, 3.0]), torch.tensor([1.0, 4.0, -2.0])
@@ -370,37 +467,8 @@ ref_angle = math.degrees(math.acos(ref_cos))
 print(f"a·b = {ref_dot:.0f}, cos θ = {ref_cos:.3f}, θ = {ref_angle:.1f}°")
 assert ref_dot == -8 and abs(ref_cos + 0.467) < 5e-4 and abs(ref_angle - 117.8) < 0.05
 
-
-# %% [markdown] id="21c7fd8d"
-# ### ✏️ 2.3 Extend: the variance of q·k at two new widths
-#
-# Section 4 measured d_k = 4 and d_k = 512. Take two widths it did not measure: d_k = 3, as narrow as the vectors of exercise 2.2, and d_k = 768. First predict, in the cell below, what the argument of section 4 says you will find, and carry the argument one step further. Then measure: draw 20,000 random pairs (q, k) with `torch.randn` at d_k = 3 and at d_k = 768, and compute the sample variances of q·k, `var_3` and `var_768`, and how many times larger the standard deviation is at 768 than at 3, `std_ratio`.
-#
-# *What you may use:* anything but `course_lib`'s reference code.
-
-# %% [markdown] id="a27d17a7" tags=["free-text"]
-# **Your answer:** before you measure, what values do you expect for `var_3`, `var_768` and `std_ratio`? And if every component of q and k had variance σ² instead of 1 (still mean 0, still independent), what would Var(q·k) be, and would dividing by √d_k still bring it back to 1?
-#
-# <!-- BEGIN SOLUTION -->
-# *Model answer.* Var(q·k) = d_k predicts about 3 and about 768, so standard deviations of √3 ≈ 1.73 and √768 ≈ 27.7, and `std_ratio` = √(768/3) = √256 = 16; the measured values scatter around these by a percent or two. With components of variance σ², each term qᵢkᵢ still has mean 0, and its variance is E[qᵢ²]E[kᵢ²] = σ² · σ² = σ⁴; the d_k independent terms add up to Var(q·k) = σ⁴·d_k, a standard deviation of σ²√d_k. Dividing by √d_k then leaves a variance of σ⁴, which is 1 only when σ = 1: the scaling of lesson 3 assumes components of about unit variance.
-# <!-- END SOLUTION -->
-
-# %% id="6888055f"
-# BEGIN SOLUTION
-def dot_variance(d_k, n=20_000):
-    q, k = torch.randn(n, d_k), torch.randn(n, d_k)
-    return (q * k).sum(dim=-1).var().item()  # one dot product per row, then the variance
-
-
-var_3, var_768 = dot_variance(3), dot_variance(768)
-std_ratio = math.sqrt(var_768 / var_3)
-# END SOLUTION
-
-# %% id="b8450d46"
-check("2.3", var_3, var_768, std_ratio)
-
 # %% [markdown] id="811c033c"
-# From the argument alone, the standard deviations are √3 ≈ 1.73 and √768 ≈ 27.7, and their ratio is √(768/3) = √256 = 16. The reference measures it as section 4 did, with 200,000 pairs at each width:
+# **2.3.** From the argument alone, the standard deviations are √3 ≈ 1.73 and √768 ≈ 27.7, and their ratio is √(768/3) = √256 = 16. The reference measures it as section 4 did, with 200,000 pairs at each width:
 
 # %% id="c3702366"
 g = torch.Generator().manual_seed(1)  # draws of its own, whatever the exercise drew
@@ -414,30 +482,8 @@ print(f"ratio of the standard deviations {new_ratio:.2f} (√256 = {math.sqrt(25
 assert all(abs(x.var().item() / d_k - 1) < 0.03 for d_k, x in new_widths.items())
 assert abs(new_ratio - 16) < 0.4  # 16 = √(768 / 3), within many standard errors
 
-# %% [markdown] id="7d6cf8ff"
-# ## 6. Labs
-#
-# ### ✏️ 2.4 (L2.A) The variance against d_k, on log-log axes
-#
-# Two widths at a time show that the variance grows; a line through several shows how fast. A power law Var = c·d_kᵖ is a straight line of slope p on log-log axes, since log Var = log c + p·log d_k. For each d_k in `dims`, estimate the variance from 20,000 random pairs (collect them in `dot_variances`, one per d_k), then fit a line to (log d_k, log variance) and keep its slope, `loglog_slope`. `np.polyfit` fits lines. Which slope does the argument of section 4 predict?
-#
-# *What you may use:* anything but `course_lib`'s reference code.
-
-# %% id="87e7acc7"
-dims = [1, 8, 64, 256]
-# BEGIN SOLUTION
-dot_variances = []
-for d_k in dims:
-    q, k = torch.randn(20_000, d_k), torch.randn(20_000, d_k)
-    dot_variances.append((q * k).sum(dim=-1).var().item())
-loglog_slope = np.polyfit(np.log(dims), np.log(dot_variances), 1)[0]
-# END SOLUTION
-
-# %% id="cad267b2"
-check("2.4", dot_variances, loglog_slope)
-
 # %% [markdown] id="663a5951"
-# The reference, at every power of 2 from 1 to 512, with the fitted line. One figure often quoted for d_k = 64 is that its variance is about 64 times that at d_k = 1; the last line checks it.
+# **2.4.** The reference, at every power of 2 from 1 to 512, with the fitted line. One figure often quoted for d_k = 64 is that its variance is about 64 times that at d_k = 1; the last line checks it.
 
 # %% id="add2458a"
 g = torch.Generator().manual_seed(2)  # independent of how the exercise drew its numbers
@@ -468,34 +514,8 @@ print(f"slope {fit_slope:.3f}; Var at d_k = 64 / Var at d_k = 1 = {ratio_64:.0f}
 growth = score_scale.growth_measures(all_dims, measured)
 print(score_scale.EXPERIMENT.verify(growth, *growth))
 
-# %% [markdown] id="27ac0ef6"
-# ### ✏️ 2.5 (L2.B) Three new words in one line
-#
-# Redo section 2 with numpy for three other words, tea, coffee and bread: the cell below puts their vectors in `Q` (K is the same matrix). Compute `qk_scores` = QKᵀ in one line, then the matrix of cosine similarities `qk_cosines`. Both are 3 × 3.
-#
-# *What you may use:* anything but `course_lib`'s reference code.
-
-# %% id="f1d847ae"
-Q = np.array([[0.7, 0.3], [1.2, 0.6], [0.1, 0.9]])  # tea, coffee, bread
-K = Q
-# BEGIN SOLUTION
-qk_scores = Q @ K.T
-lengths = np.linalg.norm(Q, axis=-1, keepdims=True)  # (3, 1)
-qk_cosines = qk_scores / (lengths * lengths.T)
-# END SOLUTION
-
-# %% id="06a2430e"
-check("2.5", qk_scores, qk_cosines)
-
-# %% [markdown] id="38611df1" tags=["free-text"]
-# **Your answer:** in the tea row, which word gets the highest dot product, and which the highest cosine? Why do they differ, and which would you want attention to use?
-#
-# <!-- BEGIN SOLUTION -->
-# *Model answer.* The dot product ranks coffee first (1.02, against 0.58 for tea itself), because tea·coffee = |tea| |coffee| cos θ and coffee is much longer (1.342 against 0.762) while the angle between them is only about 3°. The cosine divides the lengths out and ranks tea itself first (1.000), then coffee (0.998). Neither is "wrong": the cosine compares directions only, while the dot product lets a vector's length act as emphasis. Attention uses the dot product, and since the vectors are learned, the model can use length on purpose: a longer key is louder, for every query that points its way.
-# <!-- END SOLUTION -->
-
 # %% [markdown] id="099f38b3"
-# The reference, computed with torch from the same three vectors:
+# **2.5.** The reference, computed with torch from the same three vectors:
 
 # %% id="a4f9ccc0"
 new_words = ["tea", "coffee", "bread"]

@@ -342,10 +342,10 @@ explorer
 #
 # Which statement explains the 1/√d_k factor best?
 #
-# - **a.** It makes attention cheaper: smaller numbers make the matrix products faster.
-# - **b.** It is what makes every row of weights sum to 1.
-# - **c.** Dot products of d_k-dimensional vectors have a standard deviation of about √d_k; large scores push the softmax into saturation, where its gradients almost vanish.
-# - **d.** It normalises queries and keys to unit length, turning the dot product into a cosine similarity.
+# - **a.** It keeps the scores within float16's range: the dot products of d_k-dimensional vectors overflow half precision for large d_k.
+# - **b.** It makes each row of weights sum to 1 at every d_k; without it the softmax's rows would sum to more than 1 as d_k grows.
+# - **c.** q·k has standard deviation √d_k, so unscaled scores saturate the softmax as d_k grows and its gradients almost vanish.
+# - **d.** It divides each score by the lengths of q and k, so attention compares directions only, like a cosine similarity in [−1, 1].
 #
 # Set `answer_3_1` to a letter, for example `answer_3_1 = "a"`, and run the check. Every option has an explanation, so the check is worth running even when you are sure.
 
@@ -378,15 +378,19 @@ apply_output = apply_weights @ V_apply  # 0.6698·5 + 0.3302·3 = 4.3395
 check("3.2", apply_weights, apply_output)
 
 # %% [markdown] id="db2b1753"
-# The reference, for comparison: the output lies between the two values, 3 and 5, and nearer to 5. The first key matches the query better, so its value gets more weight; an attention output is always a weighted *average* of the values.
+# **The reference**, shown below once your answer passes. An attention output is always a weighted *average* of the values: it lies between them, nearer the value of the key that matches the query better.
 
 # %% id="a9b17dee"
-ref_apply_output, ref_apply_weights = scaled_dot_product_attention(q_apply[None], K_apply, V_apply)
-print(
-    f"weights {ref_apply_weights.squeeze().numpy().round(4)}, output {ref_apply_output.item():.4f}"
-)
-assert torch.allclose(ref_apply_weights.squeeze(), torch.tensor([0.6698, 0.3302]), atol=1e-4)
-assert abs(ref_apply_output.item() - 4.3395) < 1e-4
+if check("3.2", apply_weights, apply_output).passed:  # the reference, once yours passes
+    ref_apply_output, ref_apply_weights = scaled_dot_product_attention(
+        q_apply[None], K_apply, V_apply
+    )
+    shown = ref_apply_weights.squeeze().numpy().round(4)
+    print(f"weights {shown}, output {ref_apply_output.item():.4f}")
+    assert torch.allclose(ref_apply_weights.squeeze(), torch.tensor([0.6698, 0.3302]), atol=1e-4)
+    assert abs(ref_apply_output.item() - 4.3395) < 1e-4
+else:
+    print('The reference appears here once check("3.2", ...) passes.')
 
 # %% [markdown] id="2887f537"
 # ### ✏️ 3.3 Extend: the causal weight pattern
@@ -406,17 +410,20 @@ causal_weights = zero_scores.masked_fill(future, float("-inf")).softmax(dim=-1)
 check("3.3", causal_weights)
 
 # %% [markdown] id="6b6de5f4"
-# The reference: each row shares its weight equally among the tokens it may see, so the rows hold 1, ½, ⅓ and ¼.
+# **The reference**, shown below once your answer passes: equal scores, so each row shares its weight equally among the tokens it may see.
 
 # %% id="0f154ae2"
-_, ref_causal = scaled_dot_product_attention(
-    torch.zeros(4, 1), torch.zeros(4, 1), torch.zeros(4, 1), causal_mask(4)
-)
-print(ref_causal.numpy().round(3))
-expected_pattern = torch.tensor(
-    [[1, 0, 0, 0], [1 / 2, 1 / 2, 0, 0], [1 / 3, 1 / 3, 1 / 3, 0], [1 / 4] * 4]
-)
-assert torch.allclose(ref_causal, expected_pattern)
+if check("3.3", causal_weights).passed:  # the reference, once yours passes
+    _, ref_causal = scaled_dot_product_attention(
+        torch.zeros(4, 1), torch.zeros(4, 1), torch.zeros(4, 1), causal_mask(4)
+    )
+    print(ref_causal.numpy().round(3))
+    expected_pattern = torch.tensor(
+        [[1, 0, 0, 0], [1 / 2, 1 / 2, 0, 0], [1 / 3, 1 / 3, 1 / 3, 0], [1 / 4] * 4]
+    )
+    assert torch.allclose(ref_causal, expected_pattern)
+else:
+    print('The reference appears here once check("3.3", causal_weights) passes.')
 
 
 # %% [markdown] id="4ef50439" tags=["free-text"]
@@ -466,68 +473,84 @@ for shape in [(1, 4, 8), (1, 1, 4, 16), (1, 1, 4, 8)]:
     )
     assert out.shape == shape and w.shape == (*shape[:-1], shape[-2])
 
+
 # %% [markdown] id="69721207"
 # ### ✏️ 3.5 (L3.B) Saturation, measured
 #
-# Draw 10,000 rows of 10 random scores with standard deviation 8 (what unscaled scores look like at d_k = 64) and with standard deviation 1 (the same scores divided by √64). Softmax each row over its 10 scores and compute the mean of the largest weight: `mean_max_unscaled` and `mean_max_scaled`, two numbers.
+# How peaked does the softmax get without the scaling? Unscaled scores at d_k = 64 have standard deviation 8; divided by √64 they have standard deviation 1. Measure it: write `mean_max_weight(std, n, seed)`, which draws `n` rows of 10 random scores with standard deviation `std` from a generator seeded with `seed` (`torch.Generator().manual_seed(seed)`), takes the softmax of each row over its 10 scores, and returns the mean of the rows' largest weights, one number. Try it on std 8 and std 1.
+#
+# A measurement comes with a sampling error: a mean of n rows lands within about σ/√n of the exact value, where σ is the spread of one row's largest weight. So the check runs your function itself, for several standard deviations, seeds and sample sizes, and compares its results with the exact values, allowing for that error. A number typed in cannot pass, and a function that draws too few rows shows in how much its results scatter from seed to seed.
 #
 # *What you may use:* anything but `course_lib`'s reference code.
 
 # %% id="c8d69b74"
-# BEGIN SOLUTION
-rows = torch.randn(10_000, 10)
-mean_max_unscaled = (8 * rows).softmax(dim=-1).max(dim=-1).values.mean().item()
-mean_max_scaled = rows.softmax(dim=-1).max(dim=-1).values.mean().item()
-# END SOLUTION
+def mean_max_weight(std, n=10_000, seed=0):
+    """Mean, over n rows of 10 random scores of standard deviation std, of each row's largest
+    softmax weight; the draws come from a generator seeded with seed."""
+    # BEGIN SOLUTION
+    g = torch.Generator().manual_seed(seed)  # the same seed, the same draws
+    scores = std * torch.randn(n, 10, generator=g)  # (n, 10): n rows of 10 scores
+    return scores.softmax(dim=-1).max(dim=-1).values.mean().item()
+    # END SOLUTION
+
 
 # %% id="e2beff4d"
-check("3.5", mean_max_unscaled, mean_max_scaled)
+check("3.5", mean_max_weight)
 
 # %% [markdown] id="8112da0f"
-# The distribution behind those two means, computed afresh here: unscaled rows are almost always close to one-hot, while scaled rows share their weight. Below the plot, section 3's gradient measure for the same two cases, and the largest weights of section 3's own experiment at d_k = 64 (one query against 10 random keys), which its figure drew: nearly the same two numbers.
+# Once your function passes, the cell below shows the distribution behind those two means, drawn afresh with the course's reference code: unscaled rows are almost always close to one-hot, while scaled rows share their weight. Each mean is a sample, printed beside the exact value (from 10 million rows) and its sampling error. Below them, section 3's gradient measure for the same two cases, and section 3's own experiment at d_k = 64 (one query against 10 random keys), whose figure drew the same two means.
 
 # %% id="8671ef12"
-rows = torch.randn(10_000, 10, generator=torch.Generator().manual_seed(2))  # not the exercise's
-largest = {std: (std * rows).softmax(dim=-1).max(dim=-1).values for std in (8.0, 1.0)}
-grad_norm = {
-    std: softmax_jacobian((std * rows).softmax(dim=-1)).flatten(-2).norm(dim=-1).mean().item()
-    for std in (8.0, 1.0)
-}
+if check("3.5", mean_max_weight).passed:  # shown once your measurement passes
+    rows = torch.randn(10_000, 10, generator=torch.Generator().manual_seed(2))  # not yours
+    largest = {std: (std * rows).softmax(dim=-1).max(dim=-1).values for std in (8.0, 1.0)}
+    exact = {8.0: 0.866, 1.0: 0.320}  # the mean largest weight, from 10 million rows
+    grad_norm = {
+        std: softmax_jacobian((std * rows).softmax(dim=-1)).flatten(-2).norm(dim=-1).mean().item()
+        for std in (8.0, 1.0)
+    }
 
-fig, ax = plt.subplots(figsize=(6, 3.4))
-for (std, values), hatch in zip(largest.items(), ("//", "")):
-    ax.hist(
-        values.numpy(),
-        bins=40,
-        range=(0, 1),
-        alpha=0.6,
-        hatch=hatch,
-        label=f"std {std:g}: mean {values.mean():.2f}",
+    fig, ax = plt.subplots(figsize=(6, 3.4))
+    for (std, values), hatch in zip(largest.items(), ("//", "")):
+        ax.hist(
+            values.numpy(),
+            bins=40,
+            range=(0, 1),
+            alpha=0.6,
+            hatch=hatch,
+            label=f"std {std:g}: mean {values.mean():.3f}",
+        )
+    ax.set(title="Largest of 10 softmax weights", xlabel="largest weight in the row", ylabel="rows")
+    ax.legend()
+    above = {std: (values > 0.9).float().mean().item() for std, values in largest.items()}
+    notebook.show(
+        f"Two histograms of the largest of 10 softmax weights in each of {len(rows):,} rows of "
+        f"random scores. Scores of standard deviation 8 (hatched): mean {largest[8.0].mean():.3f}, "
+        f"and {above[8.0]:.0%} of the rows above 0.9. Standard deviation 1: mean "
+        f"{largest[1.0].mean():.3f}, and {above[1.0]:.0%} of the rows above 0.9."
     )
-ax.set(title="Largest of 10 softmax weights", xlabel="largest weight in the row", ylabel="rows")
-ax.legend()
-above = {std: (values > 0.9).float().mean().item() for std, values in largest.items()}
-notebook.show(
-    f"Two histograms of the largest of 10 softmax weights in each of {len(rows):,} rows of random "
-    f"scores. Scores of standard deviation 8 (hatched): mean {largest[8.0].mean():.2f}, and "
-    f"{above[8.0]:.0%} of the rows above 0.9. Standard deviation 1: mean "
-    f"{largest[1.0].mean():.2f}, and {above[1.0]:.0%} of the rows above 0.9."
-)
-print(
-    f"mean largest weight: {largest[8.0].mean():.2f} (std 8) vs {largest[1.0].mean():.2f} (std 1)"
-)
-print(f"mean softmax gradient norm: {grad_norm[8.0]:.3f} (std 8) vs {grad_norm[1.0]:.3f} (std 1)")
-largest_weights = score_scale.largest_weight_measures(rows)
-print(score_scale.EXPERIMENT.verify(largest_weights, *largest_weights))
-print(
-    f"section 3, one query against 10 random keys at d_k = 64: largest weight "
-    f"{unscaled_64[0]:.2f} unscaled vs {scaled_64[0]:.2f} scaled"
-)
-print(
-    score_scale.EXPERIMENT.verify(
-        saturation, "largest_weight_unscaled_64", "largest_weight_scaled_64_error"
+    for std, values in largest.items():
+        error = values.std().item() / math.sqrt(len(values))  # σ/√n
+        print(
+            f"std {std:g}: mean largest weight {values.mean():.3f} from {len(values):,} rows "
+            f"(exact {exact[std]:.3f}, sampling error ±{error:.3f})"
+        )
+    print(
+        f"mean softmax gradient norm: {grad_norm[8.0]:.2f} (std 8) vs {grad_norm[1.0]:.2f} (std 1)"
     )
-)
+    largest_weights = score_scale.largest_weight_measures(rows)
+    score_scale.EXPERIMENT.verify(largest_weights, *largest_weights)  # raises if not as above
+    print(
+        f"section 3, one query against 10 random keys at d_k = 64: largest weight "
+        f"{unscaled_64[0]:.3f} unscaled vs {scaled_64[0]:.3f} scaled"
+    )
+    print(
+        score_scale.EXPERIMENT.verify(
+            saturation, "largest_weight_unscaled_64", "largest_weight_scaled_64_error"
+        )
+    )
+else:
+    print('The distribution appears here once check("3.5", mean_max_weight) passes.')
 
 
 # %% [markdown] id="d746c708"

@@ -359,7 +359,7 @@ print(
 print(specialised_heads.EXPERIMENT.verify(specialised_heads.summarize(before, after)))
 
 # %% [markdown] id="c42d4f08"
-# At initialisation no head prefers the previous or the first position: each gets about 1/8 = 0.125, no more than any other. The heads are not flat (random embeddings give some scores a large spread), but their large weights land on arbitrary positions. After training, one head puts almost all its weight on the previous position and another almost all on the first: two relations, two heads, learned from nothing but the loss. The remaining heads need not do anything clean: they may copy one of the two patterns or mix them, since two heads were enough. Which head takes which job depends on the random start; that *some* head does is what the task forces.
+# At initialisation no head prefers the previous or the first position: each gets a mean weight between about 0.08 and 0.18 on them (the table above), around 1/8 = 0.125, while some other positions get far more (the top row of maps below). The heads are not flat (random embeddings give some scores a large spread), but their large weights land on arbitrary positions. After training, one head puts almost all its weight on the previous position and another almost all on the first: two relations, two heads, learned from nothing but the loss. The remaining heads need not do anything clean: they may copy one of the two patterns or mix them, since two heads were enough. Which head takes which job depends on the random start; that *some* head does is what the task forces.
 #
 # The maps, averaged over the 1,000 evaluation sequences: each row is a query position, each column the position it attends to. Top row at initialisation, bottom row after training. A "previous" head shows a line just below the diagonal; a "first" head a bright first column.
 
@@ -431,10 +431,10 @@ explorer
 #
 # Why give each head d_k = d_model/h dimensions instead of all d_model?
 #
-# - **a.** The softmax only works on vectors of up to 64 dimensions.
-# - **b.** Full-width heads would all learn the same pattern; the cost would be the same either way.
-# - **c.** It gives each head more parameters than a single head would have.
-# - **d.** It keeps the projection sizes and the attention arithmetic about equal to one full-width head, so the extra views are almost free; full-width heads would cost about h times as much.
+# - **a.** A softmax is only reliable on vectors of at most 64 dimensions, so wider heads must be cut into pieces.
+# - **b.** Full-width heads would all learn the same pattern, and they would cost the same as split ones anyway.
+# - **c.** It gives each of the h heads more parameters of its own than one full-width head would have.
+# - **d.** All h heads together then have the weights and the arithmetic of one full-width head.
 #
 # Set `answer_4_1` to a letter and run the check.
 
@@ -466,27 +466,30 @@ total_with_bias = total_weights + 4 * 512  # a bias of 512 on each of the four p
 check("4.2", total_weights, total_with_bias)
 
 # %% [markdown] id="d5d1e12f"
-# The reference, counted on `course_lib`'s module: head i's W^Q_i is a 512 × 64 slice of the big 512 × 512 map, so the eight slices hold exactly the big map's 262,144 weights. The last line counts full-width heads at h = 8 for comparison: eight heads of width 512, eight times the weights of one.
+# The reference, counted on `course_lib`'s module, with full-width heads at h = 8 for comparison. It waits for your answer: once 4.2 passes, run this cell again.
 
 # %% id="257155bb"
-for bias, expected in ((False, 1_048_576), (True, 1_050_624)):
-    counted = count_parameters(MultiHeadAttention(512, 8, bias=bias))["total"]
-    print(f"bias={bias!s:>5}: {counted:,} parameters")
-    assert counted == expected
-assert 8 * (512 * 64) == 512 * 512 == 262_144
+counted = {b: count_parameters(MultiHeadAttention(512, 8, bias=b))["total"] for b in (False, True)}
 full_width = 8 * count_parameters(MultiHeadAttention(512, 1, bias=False))["total"]
-print(f"full-width heads, h = 8: {full_width:,} weights")
-assert full_width == 8_388_608
+assert counted == {False: 1_048_576, True: 1_050_624} and full_width == 8_388_608
+assert 8 * (512 * 64) == 512 * 512 == 262_144
+if check("4.2", total_weights, total_with_bias).passed:
+    print("the 8 slices W^Q_i of 512 × 64 hold exactly one 512 × 512 map: 262,144 weights")
+    for bias, n in counted.items():
+        print(f"bias={bias!s:>5}: {n:,} parameters")
+    print(f"full-width heads, h = 8: {full_width:,} weights, eight times one head's")
+else:
+    print("The reference appears here once 4.2 passes.")
 
 # %% [markdown] id="4c806660"
 # ### ✏️ 4.3 Extend: too many heads
 #
 # With d_model fixed at 512, why does quality drop when h becomes large (h = 32 scored below h = 8 and 16 in the paper)?
 #
-# - **a.** d_k = d_model/h shrinks (16 at h = 32, 8 at h = 64): each head compares queries and keys in a very low-dimensional space, too crude to tell fine relations apart, so heads become noisy or redundant.
-# - **b.** Each extra head adds another 4·d_model² parameters, and the model overfits.
-# - **c.** The cost of attention grows as h², so the model trains too slowly.
-# - **d.** A softmax cannot be spread over more than 16 heads.
+# - **a.** d_k = d_model/h shrinks as h grows, until each head compares queries and keys in too few dimensions.
+# - **b.** Each extra head brings its own projections, so the parameters grow with h and the model overfits.
+# - **c.** Every head computes its own T × T score matrix, so the cost grows with h and training gets too slow.
+# - **d.** With more heads, each head's softmax gets a smaller share of the total weight, so every head is fainter.
 
 # %% id="a334cef6"
 # BEGIN SOLUTION
@@ -625,9 +628,11 @@ for h in range(4):
     )
     print(f"head {h + 1}: positions {places}")
 assert len({tuple(t) for t in top3.indices.tolist()}) > 1, "the heads should not all agree"
+print(f"largest weight of any head on token 0: {top3.values.max():.2f}")
+assert top3.values.max() < 0.5
 
 # %% [markdown] id="1b48a855"
-# The heads already disagree before any training, simply because their random projections differ; their weights are also fairly flat. Training sharpens and specialises them, as section 5 showed.
+# The heads already disagree before any training, simply because their random projections differ; and none is sharp: no head gives any position half of token 0's weight, where the trained heads of section 5 reached 1.00. Training sharpens and specialises them, as section 5 showed.
 #
 # ### ✏️ 4.7 (L4.A) "Almost identical"?
 #
@@ -645,20 +650,26 @@ params_four_heads = 4 * (64 * 64 + 64)
 check("4.7", params_three_linears, params_four_heads)
 
 # %% [markdown] id="89f5873c"
-# > **Errata: 12,480 vs 16,640 is not "almost identical".** The comparison sets three bare linear maps against a module that also has its output map W^O: the difference is exactly one 64 → 64 map with bias, 4,160 parameters, or 33%. The point the comparison wanted to make does hold when like is compared with like: splitting into heads adds no parameters. Without W^O, one head and four heads both have 12,480; with it, both have 16,640.
+# The reference, counted on the modules themselves, with a one-head module beside them. It waits for your answer: once 4.7 passes, run this cell again.
 
 # %% id="3dbc3f4d"
 three_linears = sum(p.numel() for _ in range(3) for p in nn.Linear(64, 64).parameters())
 four_heads, one_head = (count_parameters(MultiHeadAttention(64, h))["total"] for h in (4, 1))
-print(
-    f"three nn.Linear(64, 64): {three_linears:,}; 4-head module: {four_heads:,}; 1-head module: {one_head:,}"
-)
-print(
-    f"difference: {four_heads - three_linears:,} (+{(four_heads - three_linears) / three_linears:.0%}), one 64 → 64 map with bias"
-)
 assert (three_linears, four_heads, one_head) == (12_480, 16_640, 16_640)
 assert four_heads - three_linears == 64 * 64 + 64 == 4_160
+if check("4.7", params_three_linears, params_four_heads).passed:
+    print(
+        f"three nn.Linear(64, 64): {three_linears:,}; 4-head module: {four_heads:,}; "
+        f"1-head module: {one_head:,}"
+    )
+    extra = four_heads - three_linears
+    print(f"difference: {extra:,} (+{extra / three_linears:.0%}), one 64 → 64 map with bias")
+else:
+    print("The reference appears here once 4.7 passes.")
 
+
+# %% [markdown] id="a7e0c4d2"
+# > **Errata: the two counts of the tutorial are not "almost identical".** The comparison sets three bare linear maps against a module that also has its output map W^O: the difference is exactly one 64 → 64 map with bias, a third more parameters. The point the comparison wanted to make does hold when like is compared with like: splitting into heads adds no parameters. With W^O, one head and four heads have the same count, as the cell above shows.
 
 # %% [markdown] id="b37f1c67"
 # ### ✏️ 4.8 (L4.B) Every stage, its shape and its values

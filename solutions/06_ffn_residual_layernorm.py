@@ -296,10 +296,10 @@ explorer
 #
 # Which statement says best why every Transformer layer follows attention with a feed-forward network?
 #
-# - **a.** For fixed weights, attention outputs weighted averages of the value vectors, a linear mix that stays inside their convex hull; the FFN adds a non-linearity and a wider hidden layer at every position, so the layer can compute new features.
-# - **b.** The FFN lets the positions exchange information, which attention alone cannot do.
-# - **c.** The FFN keeps the activations at a steady scale from layer to layer.
-# - **d.** Attention has no learnable parameters, so the FFN is where the layer learns.
+# - **a.** Attention only averages the value vectors; the FFN's ReLU and wider hidden layer compute new features at each position.
+# - **b.** Attention moves information only along its weights; the FFN lets every position exchange information with all the others.
+# - **c.** Attention lets the activations drift in scale from layer to layer; the FFN's two matrices bring every position back to a steady size.
+# - **d.** Attention has no learnable parameters of its own, so the FFN's two matrices are the only place where a layer learns.
 #
 # Set `answer_6_1` to a letter and run the check; every option has an explanation.
 
@@ -330,18 +330,24 @@ relu_fraction = relu_active / relu_input.numel()
 check("6.2", relu_output, relu_active, relu_fraction)
 
 # %% [markdown] id="08b84317"
-# The reference: the positive entries pass unchanged, the negative ones become 0, and the 0.0 entry is 0 either way. How negative a unit was is lost (−0.5 and −3.1 both give 0), but *which* units are active is itself information that the next layer reads.
+# The reference. It waits for your answer: once 6.2 passes, run this cell again.
 
 # %% id="ce037cd9"
 ref_relu = F.relu(torch.tensor([-0.5, 1.2, 0.0, -3.1, 0.7]))
-print(
-    "ReLU:",
-    ref_relu.numpy(),
-    f"  surviving: {int((ref_relu > 0).sum())} of 5 = {(ref_relu > 0).float().mean():.0%}",
-)
 assert torch.equal(ref_relu, torch.tensor([0.0, 1.2, 0.0, 0.0, 0.7]))
 assert int((ref_relu > 0).sum()) == 2
+if check("6.2", relu_output, relu_active, relu_fraction).passed:
+    print(
+        "ReLU:",
+        ref_relu.numpy(),
+        f"  surviving: {int((ref_relu > 0).sum())} of 5 = {(ref_relu > 0).float().mean():.0%}",
+    )
+else:
+    print("The reference appears here once 6.2 passes.")
 
+
+# %% [markdown] id="4f2a9c61"
+# The positive entries pass unchanged, the negative ones become 0, and the 0.0 entry is 0 either way. How negative a unit was is lost (−0.5 and −3.1 both give 0), but *which* units are active is itself information that the next layer reads.
 
 # %% [markdown] id="cd505e27"
 # ### ✏️ 6.3 Extend: how wide should the hidden layer be?

@@ -11,7 +11,7 @@
 #
 # > "The Transformer is the first transduction model relying entirely on self-attention to compute representations of its input and output without using sequence-aligned RNNs or convolution." (paper §2)
 #
-# Five questions that tie the lessons together. Answer each in your own words in the cell marked **Your answer** (double-click it to edit). Where a question turns on a number, the notebook computes it, and two exercises, ✏️ 9.1 and ✏️ 9.2, check the numbers you work out yourself (`hint("9.1")` gives a hint when stuck). Each question names the lesson that teaches it; reread that lesson if an answer does not come.
+# Five questions that tie the lessons together. Answer each in your own words in the cell marked **Your answer** (double-click it to edit). Then compare your answer with the model answer: the cell under each answer, `reveal("9.w1", ...)` for question 1, shows it once you paste your answer (or its gist) into it. The model answer is one good answer, not the only one. (A class's copy of the course may leave the model answers out: your instructor then reads your answers.) Where a question turns on a number, the notebook computes it, and two exercises, ✏️ 9.1 and ✏️ 9.2, check the numbers you work out yourself (`hint("9.1")` gives a hint when stuck). Each question names the lesson that teaches it; reread that lesson if an answer does not come.
 #
 # **Answers.** A value you store may be a number, a list, a NumPy array or a tensor. Each ✏️ prompt ends with what you may use, and the check says at once if the grader would not accept an answer (lesson 1 has the details).
 
@@ -63,7 +63,7 @@ for n in (5, 50, 1_000):
 #
 # ### ✏️ 9.1 Apply: the numbers behind question 2
 #
-# With independent components of mean 0 and variance 1, what is the standard deviation of q·k at d_k = 64 (`std_64`, one number)? And what weights does a softmax give to the unscaled scores [8, 0, −8] (`weights_8`, three numbers)?
+# With independent components of mean 0 and variance 1, what is the standard deviation of q·k at d_k = 64 (`std_64`, one number)? And what weights does a softmax give to the unscaled scores [8, 0, −8] (`weights_8`, three numbers)? Compute the weights rather than typing them: the two small ones are the point here, and the course's usual rounding of typed numbers (2 decimals) would turn them into 0, so the check wants them to 5 significant figures.
 #
 # *What you may use:* anything but `course_lib`'s reference code.
 
@@ -78,7 +78,7 @@ check("9.1", std_64, weights_8)
 
 
 # %% [markdown] id="8e318998"
-# The reference, with the softmax's gradient: its Jacobian ∂pᵢ/∂sⱼ = pᵢ(δᵢⱼ − pⱼ). Scores of [8, 0, −8] are what d_k = 64 produces routinely; divided by √64 = 8 they become [1, 0, −1].
+# The reference, with the softmax's gradient: its Jacobian ∂pᵢ/∂sⱼ = pᵢ(δᵢⱼ − pⱼ). Scores of [8, 0, −8] are what d_k = 64 produces routinely; divided by √64 = 8 they become [1, 0, −1]. It waits for your answer: once 9.1 passes, run this cell again.
 
 # %% id="f7ebb6f4"
 def softmax_jacobian(p):
@@ -89,14 +89,17 @@ def softmax_jacobian(p):
 results = {}
 for label, s in (("unscaled", [8.0, 0.0, -8.0]), ("scaled by 1/8", [1.0, 0.0, -1.0])):
     p = torch.tensor(s, dtype=torch.float64).softmax(dim=-1)
-    results[label] = p, softmax_jacobian(p).abs().max().item()
-    shown = ", ".join(f"{x:.5g}" for x in p.tolist())
-    print(
-        f"{label:>14}: scores {s} -> weights [{shown}], largest Jacobian entry {results[label][1]:.5f}"
-    )
+    results[label] = s, p, softmax_jacobian(p).abs().max().item()
 
-p_big, jac_big = results["unscaled"]
-p_small, jac_small = results["scaled by 1/8"]
+if check("9.1", std_64, weights_8).passed:  # the reference, once yours passes
+    for label, (s, p, jac) in results.items():
+        shown = ", ".join(f"{x:.5g}" for x in p.tolist())
+        print(f"{label:>14}: scores {s} -> weights [{shown}], largest Jacobian entry {jac:.5f}")
+else:
+    print("The reference appears here once 9.1 passes.")
+
+_, p_big, jac_big = results["unscaled"]
+_, p_small, jac_small = results["scaled by 1/8"]
 assert math.sqrt(64) == 8
 assert torch.allclose(p_big, torch.tensor([0.99966, 0.00034, 1e-7], dtype=torch.float64), atol=1e-5)
 assert abs(jac_big - 3.4e-4) < 1e-5
@@ -111,23 +114,71 @@ assert abs(jac_small - 0.22) < 0.005
 # <!-- END SOLUTION -->
 
 # %% [markdown] id="16c0aeeb"
-# ## Question 3 · The Transformer and the variational autoencoder
+# ## Question 3 · Three kinds of attention
 #
-# *The Transformer's encoder and decoder are taught in [lesson 7](07_complete_transformer.ipynb); the variational autoencoder (Kingma and Welling, "Auto-Encoding Variational Bayes", 2013) is not part of this course.*
+# *Taught in [lesson 3](03_scaled_dot_product_attention.ipynb) (masks), [lesson 4](04_multi_head_attention.ipynb) (multi-head attention) and [lesson 7](07_complete_transformer.ipynb) (the encoder and the decoder).*
 #
-# **Compare the Transformer's encoder-decoder with the encoder-decoder of a variational autoencoder (VAE).** Consider what each model is for, what its encoder outputs, how its decoder produces an output, what it is trained to optimise, and how you would sample from it.
+# > "The Transformer uses multi-head attention in three different ways" (paper §3.2.3)
+#
+# **Name the three. For each, say where its queries, keys and values come from and which positions a query may attend to. Why is only one of the three masked against later positions?**
 
 # %% [markdown] id="872b9db6" tags=["free-text"]
 # **Your answer:**
 #
 # <!-- BEGIN SOLUTION -->
 # *Model answer.*
-# - **Purpose.** A VAE is an unsupervised generative model of its input: its decoder rebuilds x from a latent code z. The Transformer is a conditional sequence-to-sequence model: it maps a source x to a *different* target y.
-# - **What the encoder outputs.** A VAE's encoder outputs the parameters (mean and variance) of a distribution q(z|x) over one small, fixed-size latent vector, a deliberate bottleneck sampled with the reparameterisation trick. The Transformer's encoder outputs a deterministic sequence of n context vectors of width d_model, one per token: no bottleneck and no sampling.
-# - **How the decoder works.** A VAE's decoder maps one latent sample to p(x|z) in a single pass. The Transformer's decoder is auto-regressive: it produces one token at a time and reads the encoder's output through cross-attention in every layer, at every step.
-# - **Training.** A VAE maximises the evidence lower bound (reconstruction minus the KL divergence to the prior). The Transformer minimises the cross-entropy of the next token, with teacher forcing.
-# - **Sampling.** From a VAE, draw z from the prior and decode it. The Transformer has no prior over its representations: it needs a source sentence to translate.
+# - **Encoder self-attention.** Queries, keys and values all come from the previous encoder layer (in the first layer, the source embeddings plus positional encodings). Every source position may attend to every source position: the whole source sentence is known before the translation starts, so only padding is hidden. One S × S matrix per head.
+# - **Masked decoder self-attention.** Queries, keys and values all come from the previous decoder layer, over the target tokens so far. Position t may attend to positions 1 to t only: the later scores are set to −∞ before the softmax, so their weights are 0. One T × T matrix per head, zero above the diagonal.
+# - **Encoder-decoder attention (cross-attention).** Queries come from the previous decoder layer; keys and values come from the encoder's output, the same memory for every decoder layer. Every target position may attend to every source position (only source padding is hidden), as in the attention of earlier sequence-to-sequence models. One T × S matrix per head.
+#
+# Only the decoder's self-attention reads the sequence being generated. When the model translates, it produces one token at a time, so the tokens after position t do not exist yet when position t is predicted; in training the whole target is fed at once (teacher forcing), and without the mask position t could read token t + 1, the very token it is trained to predict. The mask keeps training as generation will be: the paper's "auto-regressive property". The source, read by the other two, is known in full from the start, so there is nothing in it to hide.
 # <!-- END SOLUTION -->
+
+# %% [markdown] id="9c3a7e21"
+# The three attentions of `course_lib`'s model, untrained, on one source sentence of four words and a padding position, and the start of its translation: the shape of each attention matrix (queries × keys), the weight on the padding key and the weight on later positions.
+
+# %% id="5b0d4f6e"
+from course_lib.data import PAD_ID
+from course_lib.model import Attentions, Transformer, TransformerConfig
+
+torch.manual_seed(0)
+model = Transformer(TransformerConfig.tiny(src_vocab_size=16, tgt_vocab_size=16)).eval()
+src = torch.tensor([[5, 6, 7, 8, PAD_ID]])  # S = 5: four words, then padding
+tgt = torch.tensor([[1, 9, 10]])  # T = 3: the start token and two words
+with torch.no_grad():
+    _, maps = Attentions.of(model, src, tgt)
+
+encoder, decoder, cross = maps.encoder[0][0], maps.decoder_self[0][0], maps.cross[0][0]
+# each (H, T_q, T_k): every head of the first layer, for the one sentence
+
+
+def weight(w):  # the largest of some weights: exactly 0 where a mask hides the keys
+    return "0" if w.max().item() == 0 else "more than 0"
+
+
+def later(w):  # the weights each query gives the keys after its own position
+    return w.triu(diagonal=1)
+
+
+print(
+    f"encoder self-attention: {tuple(encoder.shape[1:])}, source × source; "
+    f"on the padding key {weight(encoder[..., -1])}; on later words {weight(later(encoder))}"
+)
+print(
+    f"decoder self-attention: {tuple(decoder.shape[1:])}, target × target; "
+    f"on later positions {weight(later(decoder))}"
+)
+print(
+    f"       cross-attention: {tuple(cross.shape[1:])}, target × source; "
+    f"on the padding key {weight(cross[..., -1])}; from the first target position to the "
+    f"last word {weight(cross[:, 0, 3])}"
+)
+
+assert maps.encoder[0].shape[-2:] == (5, 5) and maps.decoder_self[0].shape[-2:] == (3, 3)
+assert maps.cross[0].shape[-2:] == (3, 5)  # target queries, source keys
+assert (maps.encoder[0][..., -1] == 0).all() and (maps.cross[0][..., -1] == 0).all()
+assert (maps.decoder_self[0].triu(diagonal=1) == 0).all()  # the causal mask
+assert (maps.encoder[0].triu(diagonal=1)[..., :4] > 0).any()  # the encoder sees later words
 
 # %% [markdown] id="c7710da9"
 # ## Question 4 · The size of the attention matrix
@@ -153,31 +204,42 @@ gb_100k = entries_100k * 4 / 1e9  # float32: 4 bytes per entry
 check("9.2", entries_512, entries_100k, gb_100k)
 
 # %% [markdown] id="74f8d1e7"
-# The reference, with the base model's 8 heads and 6 layers, the cost of computing the scores, and binary units beside decimal ones.
+# The reference, with the base model's 8 heads and 6 layers, the cost of computing the scores, and binary units beside decimal ones. It waits for your answer: once 9.2 passes, run this cell again.
 
 # %% id="2ea0047d"
 FLOAT32, MiB, GB, GiB = 4, 2**20, 10**9, 2**30
 n_heads, n_layers, d_model = 8, 6, 512
 
-n = 512
-entries = n * n
-print(f"{n:,} tokens: {entries:,} entries per head = {entries * FLOAT32 / MiB:.0f} MiB in float32")
-print(
-    f"  x {n_heads} heads = {entries * n_heads:,} per layer; x {n_layers} layers = {entries * n_heads * n_layers:,} per encoder pass"
-)
-print(f"  computing the scores: n² · d_model = {n * n * d_model:,} multiply-adds per layer")
-assert entries == 262_144 and entries * FLOAT32 == MiB
-assert entries * n_heads == 2_097_152 and entries * n_heads * n_layers == 12_582_912
-assert n * n * d_model == 134_217_728
+if check("9.2", entries_512, entries_100k, gb_100k).passed:  # the reference, once yours passes
+    n = 512
+    entries = n * n
+    print(
+        f"{n:,} tokens: {entries:,} entries per head = {entries * FLOAT32 / MiB:.0f} MiB in float32"
+    )
+    print(
+        f"  x {n_heads} heads = {entries * n_heads:,} per layer; x {n_layers} layers = {entries * n_heads * n_layers:,} per encoder pass"
+    )
+    print(f"  computing the scores: n² · d_model = {n * n * d_model:,} multiply-adds per layer")
+    n = 100_000
+    entries = n * n
+    print(
+        f"{n:,} tokens: {entries:,} entries per head = {entries * FLOAT32 / GB:.0f} GB ({entries * FLOAT32 / GiB:.1f} GiB); {n_heads} heads: {entries * FLOAT32 * n_heads / GB:.0f} GB"
+    )
+else:
+    print("The reference appears here once 9.2 passes.")
 
-n = 100_000
-entries = n * n
-print(
-    f"{n:,} tokens: {entries:,} entries per head = {entries * FLOAT32 / GB:.0f} GB ({entries * FLOAT32 / GiB:.1f} GiB); {n_heads} heads: {entries * FLOAT32 * n_heads / GB:.0f} GB"
-)
-assert (
-    entries == 10**10 and entries * FLOAT32 / GB == 40 and entries * FLOAT32 * n_heads / GB == 320
-)
+assert 512**2 == 262_144 and 512**2 * FLOAT32 / MiB == 1  # one head: exactly 1 MiB
+assert 512**2 * n_heads == 2_097_152 and 512**2 * n_heads * n_layers == 12_582_912
+assert 512**2 * d_model == 134_217_728
+assert 100_000**2 == 10**10 and 100_000**2 * FLOAT32 / GB == 40
+assert 100_000**2 * FLOAT32 * n_heads / GB == 320
+
+# %% [markdown] id="6b62921c" tags=["free-text"]
+# **Your answer:**
+#
+# <!-- BEGIN SOLUTION -->
+# *Model answer.* One head's attention matrix has one entry per (query, key) pair: 512² = 262,144 entries at 512 tokens, about 1 MiB in float32; the base model's 8 heads make 2,097,152 per layer and its 6 layers 12.6 million per encoder pass. d_model does not change the size of the matrix, but it sets the cost of computing it: n² · d_model ≈ 134 million multiply-adds per layer. At 100,000 tokens a single head's matrix has 10¹⁰ entries, 40 GB in float32 (320 GB for 8 heads), before the memory the backward pass needs. Memory and compute grow with the square of the length while the information in the document grows only linearly, so standard Transformers were held to contexts of 512 to 2,048 tokens. Long documents need sparse, local or linear attention, memory-efficient kernels such as FlashAttention, or chunking.
+# <!-- END SOLUTION -->
 
 # %% [markdown] id="aac7a3f2"
 # > **Errata: GB and GiB.** A popular table of attention-matrix sizes gives 128,000 tokens as "~64 GB". The entry count, 16,384,000,000, is right, but at 4 bytes each that is 65.5 GB, or 61.0 GiB. Exactly 64 GiB would take 131,072 tokens. The table's other rows (1, 16 and 256 MiB for 512, 2,048 and 8,192 tokens) are exact in binary units, and all of them are for one head, one layer and one sequence.
@@ -191,13 +253,6 @@ for tokens in (512, 2_048, 8_192, 128_000, 131_072):
     )
 assert round(128_000**2 * FLOAT32 / GB, 1) == 65.5 and round(128_000**2 * FLOAT32 / GiB, 1) == 61.0
 assert 131_072**2 * FLOAT32 / GiB == 64 and 8_192**2 * FLOAT32 / MiB == 256
-
-# %% [markdown] id="6b62921c" tags=["free-text"]
-# **Your answer:**
-#
-# <!-- BEGIN SOLUTION -->
-# *Model answer.* One head's attention matrix has one entry per (query, key) pair: 512² = 262,144 entries at 512 tokens, about 1 MiB in float32; the base model's 8 heads make 2,097,152 per layer and its 6 layers 12.6 million per encoder pass. d_model does not change the size of the matrix, but it sets the cost of computing it: n² · d_model ≈ 134 million multiply-adds per layer. At 100,000 tokens a single head's matrix has 10¹⁰ entries, 40 GB in float32 (320 GB for 8 heads), before the memory the backward pass needs. Memory and compute grow with the square of the length while the information in the document grows only linearly, so standard Transformers were held to contexts of 512 to 2,048 tokens. Long documents need sparse, local or linear attention, memory-efficient kernels such as FlashAttention, or chunking.
-# <!-- END SOLUTION -->
 
 # %% [markdown] id="123ec985"
 # ## Question 5 · Beyond translation

@@ -8,6 +8,7 @@ import nbformat
 import pytest
 
 from course_lib import checks
+from course_lib.lesson_format import is_exercise
 from course_tools import setup_cell
 from course_tools.authoring import (
     ANSWER_PROMPT,
@@ -15,7 +16,11 @@ from course_tools.authoring import (
     fingerprint,
     lesson_version,
     make_lesson,
+    model_answers_text,
     stale_lessons,
+    stale_model_answers,
+    write_model_answers,
+    written_questions,
 )
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -153,6 +158,86 @@ def test_generation_is_byte_identical_and_reports_changes(tmp_path):
         "lessons/02_orphan.ipynb has no solutions/02_orphan.ipynb",
         "lessons/01_x.ipynb differs from what solutions/01_x.ipynb generates",
     ]
+
+
+# Written questions ------------------------------------------------------------------------
+
+WRITTEN = "**Your answer:** why?\n\n<!-- BEGIN SOLUTION -->\n*Model answer.* Because {}.\n<!-- END SOLUTION -->"
+
+
+def test_written_questions_are_numbered_in_order_with_their_model_answers():
+    nb = notebook(
+        ("md", WRITTEN.format("one"), ["free-text"]),
+        ("md", "Not a question.\n\n<!-- BEGIN SOLUTION -->\nx\n<!-- END SOLUTION -->"),
+        ("md", WRITTEN.format("two"), ["free-text"]),
+    )
+    found = written_questions(nb, "04_demo.ipynb")
+    assert [(q, c.source, model) for q, c, model in found] == [
+        ("4.w1", nb.cells[0].source, "Because one."),  # without the solution's own title
+        ("4.w2", nb.cells[2].source, "Because two."),
+    ]
+    assert written_questions(nb, "demo.ipynb") == [], "no lesson number, no ids"
+
+
+def test_a_written_question_shows_its_id_and_is_followed_by_its_reveal_cell():
+    nb = notebook(
+        ("md", WRITTEN.format("one"), ["free-text"]),
+        ("md", "Explain.\n\n<!-- BEGIN SOLUTION -->\nSo.\n<!-- END SOLUTION -->", ["free-text"]),
+        ("code", "print('next')"),
+    )
+    lesson = make_lesson(nb, "04_demo.ipynb")
+    assert sources(lesson)[0] == f"**✍️ 4.w1 · Your answer:** why?\n\n{ANSWER_PROMPT}"
+    assert sources(lesson)[2] == f"**✍️ 4.w2**\n\nExplain.\n\n{ANSWER_PROMPT}"
+    assert sources(lesson)[4] == "print('next')"
+    for cell, question in ((lesson.cells[1], "4.w1"), (lesson.cells[3], "4.w2")):
+        assert cell.cell_type == "code" and cell.metadata == {"tags": ["reveal"]}
+        assert f'reveal("{question}", my_answer)' in cell.source and not is_exercise(cell)
+    assert lesson.cells[1].id == f"{nb.cells[0].id}-reveal"
+    assert list(lesson.metadata["course"]["exercises"]) == [nb.cells[0].id, nb.cells[1].id]
+
+
+def test_a_written_question_without_a_model_answer_is_an_error():
+    nb = notebook(("md", "**Your answer:** why?", ["free-text"]))
+    with pytest.raises(ValueError, match="04_demo.ipynb: the written question .* no model answer"):
+        make_lesson(nb, "04_demo.ipynb")
+
+
+def test_model_answers_are_written_as_data_and_their_drift_is_reported(tmp_path):
+    solutions, target = tmp_path / "solutions", tmp_path / "answers.py"
+    solutions.mkdir()
+    answer = "**Your answer:** why?\n\n<!-- BEGIN SOLUTION -->\nIt is `a < b`, *so*:  \n- one\n<!-- END SOLUTION -->"
+    nbformat.write(notebook(("md", answer, ["free-text"])), solutions / "03_x.ipynb")
+    assert stale_model_answers(solutions, target) == [f"{target} is missing"]
+    assert write_model_answers(solutions, target) and not write_model_answers(solutions, target)
+    assert stale_model_answers(solutions, target) == []
+    namespace = {}
+    exec(target.read_text(), namespace)
+    [(question, entry)] = namespace["ANSWERS"].items()
+    assert question == "3.w1" and entry["cell"] == solutions_cell_id(solutions / "03_x.ipynb")
+    assert entry["markdown"].strip() == "It is `a < b`, *so*:\n- one"  # no trailing spaces
+    assert "<code>a &lt; b</code>, <em>so</em>:</p>\n<ul>\n<li>one</li>" in entry["html"]
+    target.write_text(target.read_text().replace("one", "two"))
+    assert stale_model_answers(solutions, target) == [
+        f"{target} differs from the model answers of {solutions}/"
+    ]
+
+
+def solutions_cell_id(path):
+    return nbformat.read(path, as_version=4).cells[0].id
+
+
+def test_a_model_answer_that_cannot_be_written_as_data_is_refused(tmp_path):
+    answer = '**Your answer:** why?\n\n<!-- BEGIN SOLUTION -->\nSay """.\n<!-- END SOLUTION -->'
+    nbformat.write(notebook(("md", answer, ["free-text"])), tmp_path / "03_x.ipynb")
+    with pytest.raises(ValueError, match="03_x.ipynb cell .*three double quotes"):
+        model_answers_text(tmp_path)
+
+
+def test_the_model_answers_of_course_lib_are_in_sync_with_solutions():
+    problems = stale_model_answers(
+        ROOT / "solutions", ROOT / "course_lib" / "model_answers_data.py"
+    )
+    assert not problems, "\n".join(problems) + "\nRun: make lessons"
 
 
 # The committed notebooks -------------------------------------------------------------------

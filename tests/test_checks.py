@@ -514,7 +514,7 @@ def test_choice_rejects_what_is_not_a_letter_and_lists_the_letters(answer):
 
 
 def test_choice_explains_a_wrong_letter():
-    explanation = "The division costs one extra operation;"
+    explanation = "Overflow is not the issue:"
     assert check("3.1", "(A)").message.startswith(f"(a) is not the best answer. {explanation}")
 
 

@@ -4,14 +4,21 @@ For every exercise: the reference answer and equally valid variants pass, the le
 "not done", and typical wrong answers fail with the message that names the mistake.
 """
 
+import re
+import statistics
+from pathlib import Path
+
+import nbformat
 import numpy as np
 import pytest
 import torch
 from typical_answers import forgets_return
 
 from course_lib.checks import FAILED, NOT_DONE, PASSED, check, exercises
+from course_lib.lesson_format import listed_options
 
 LESSON_1 = {e.id: e for e in exercises(1)}
+ROOT = Path(__file__).resolve().parent.parent
 
 
 # Reference answers, written as a learner would ------------------------------------------------
@@ -96,11 +103,62 @@ def test_every_exercise_has_a_right_answer_above():
         ),
         ("1.4", (reversal_accuracy,), "17 of 20 scored tokens"),
         ("1.5", (lstm_parameters,), "197,632"),
-        ("1.6", (attention_bytes,), "65.5 GB (61.0 GiB)"),
+        ("1.6", (attention_bytes,), "24 GiB for the base model's 8 heads × 6 layers"),
     ],
 )
 def test_success_messages_carry_the_lessons_numbers(exercise_id, answers, words):
     assert words in check(exercise_id, *answers).message
+
+
+def test_the_memory_check_does_not_answer_the_question_after_it():
+    """1.7 asks what is wrong with the 128,000-token row: 1.6's success must not say it."""
+    message = check("1.6", attention_bytes).message
+    assert not any(figure in message for figure in ("128,000", "65.5", "61.0", "131,072"))
+
+
+# Hints go from a nudge to the method; only the last may show code ---------------------------
+
+# A backtick span that is an expression, not a plain name: an operator, a bracket or a call.
+CODE = re.compile(r"`([^`]*(?:[-(\[=@*+/]|\.\w+\()[^`]*)`")
+
+
+@pytest.mark.parametrize("exercise_id", list(LESSON_1))
+def test_only_the_last_hint_shows_code(exercise_id):
+    *first, _ = LESSON_1[exercise_id].hints
+    assert first, f"{exercise_id} has a single hint: start with a nudge"
+    for text in first:
+        assert not CODE.search(text), text
+
+
+def test_the_first_accuracy_hint_leaves_the_slice_to_the_learner():
+    first = LESSON_1["1.4"].hints[0]
+    assert "[:, 1:]" not in first and "1:" not in first
+
+
+def test_code_in_a_hint_is_recognised():
+    assert CODE.search("then `right.float().mean()`") and CODE.search("`4 * n * n`")
+    assert not CODE.search("the names `d_model` and `softmax`")
+
+
+# The right option of a multiple choice is not singled out by its length ---------------------
+
+
+def lesson_questions() -> dict[str, list[str]]:
+    """The options of lesson 1's multiple choices as the lesson lists them, by exercise."""
+    nb = nbformat.read(ROOT / "solutions" / "01_sequence_problem.ipynb", as_version=4)
+    options = [text for _, text in listed_options(nb)]
+    choices = [e.id for e in LESSON_1.values() if e.kind == "choice"]
+    assert len(options) == 4 * len(choices)
+    return {e: options[4 * i : 4 * i + 4] for i, e in enumerate(choices)}
+
+
+@pytest.mark.parametrize("exercise_id", ["1.1", "1.7"])
+def test_the_right_option_is_not_the_longest(exercise_id):
+    options = lesson_questions()[exercise_id]
+    right = next(i for i, letter in enumerate("abcd") if check(exercise_id, letter).passed)
+    others = [len(t) for i, t in enumerate(options) if i != right]
+    assert len(options[right]) < max(others), options
+    assert len(options[right]) <= 1.5 * statistics.median(others), options
 
 
 # The lesson's stubs are "not done" ----------------------------------------------------------------

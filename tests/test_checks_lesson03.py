@@ -6,6 +6,7 @@ message saying how far off they are. Answers are written the way a learner would
 """
 
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -62,9 +63,27 @@ def attention_minus_1e9(q, k, v, mask=None):
     return torch.matmul(weights, v), weights
 
 
-def mean_max_weight(std, n=10_000, keys=10, generator=None):
-    scores = torch.randn(n, keys, generator=generator) * std
+def mean_max_weight(std, n=10_000, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    scores = std * torch.randn(n, 10, generator=g)  # (n, 10)
     return scores.softmax(dim=-1).max(dim=-1).values.mean().item()
+
+
+def mean_max_weight_normal(std, n=10_000, seed=0):
+    """torch.normal draws other numbers from the same seed: as right, within sampling error."""
+    scores = torch.normal(0.0, std, (n, 10), generator=torch.Generator().manual_seed(seed))
+    return scores.softmax(-1).max(-1).values.mean()  # a 0-d tensor
+
+
+def mean_max_weight_numpy(std, n=10_000, seed=0):
+    scores = np.random.default_rng(seed).normal(0.0, std, size=(n, 10))
+    weights = np.exp(scores - scores.max(axis=1, keepdims=True))
+    return float((weights / weights.sum(axis=1, keepdims=True)).max(axis=1).mean())
+
+
+def mean_max_weight_global_seed(std, n=10_000, seed=0):
+    torch.manual_seed(seed)  # the global generator, seeded: repeatable too
+    return (std * torch.randn(n, 10)).softmax(dim=-1).max(dim=-1).values.mean().item()
 
 
 def make_causal_mask(T):
@@ -83,6 +102,7 @@ RIGHT = [
     pytest.param("3.1", lambda: ("c",), id="3.1"),
     pytest.param("3.2", lambda: (WEIGHTS_3_2, OUTPUT_3_2), id="3.2"),
     pytest.param("3.2", lambda: ([0.67, 0.33], 4.34), id="3.2-rounded-list"),
+    pytest.param("3.2", lambda: ([0.670, 0.330], 4.340), id="3.2-three-decimals"),
     pytest.param("3.2", apply_with_the_lessons_tensors, id="3.2-lesson-tensors"),
     pytest.param("3.2", lambda: (np.array([0.6698, 0.3302]), np.float64(4.3395)), id="3.2-numpy"),
     pytest.param("3.3", lambda: (causal_weights(),), id="3.3"),
@@ -94,13 +114,10 @@ RIGHT = [
     ),
     pytest.param("3.4", lambda: (attention,), id="3.4"),
     pytest.param("3.4", lambda: (attention_minus_1e9,), id="3.4-minus-1e9"),
-    pytest.param("3.5", lambda: (mean_max_weight(8.0), mean_max_weight(1.0)), id="3.5"),
-    pytest.param("3.5", lambda: (0.87, 0.32), id="3.5-rounded"),
-    pytest.param(
-        "3.5",
-        lambda: (np.float32(mean_max_weight(8.0)), torch.tensor([mean_max_weight(1.0)])),
-        id="3.5-numpy-and-tensor",
-    ),
+    pytest.param("3.5", lambda: (mean_max_weight,), id="3.5"),
+    pytest.param("3.5", lambda: (mean_max_weight_normal,), id="3.5-torch.normal-tensor"),
+    pytest.param("3.5", lambda: (mean_max_weight_numpy,), id="3.5-numpy"),
+    pytest.param("3.5", lambda: (mean_max_weight_global_seed,), id="3.5-manual_seed"),
     pytest.param("3.6", lambda: (make_causal_mask,), id="3.6"),
     pytest.param("3.6", lambda: (lambda T: torch.tril(torch.ones(T, T)) == 1,), id="3.6-compare"),
     pytest.param(
@@ -160,12 +177,16 @@ def make_decoder_mask_stub(tgt, pad_id):
     raise NotImplementedError()
 
 
+def mean_max_weight_stub(std, n=10_000, seed=0):
+    raise NotImplementedError()
+
+
 STUBS = {
     "3.1": (None,),
     "3.2": (None, None),
     "3.3": (None,),
     "3.4": (attention_stub,),
-    "3.5": (None, None),
+    "3.5": (mean_max_weight_stub,),
     "3.6": (make_causal_mask_stub,),
     "3.7": (make_padding_mask_stub,),
     "3.8": (make_decoder_mask_stub,),
@@ -188,7 +209,7 @@ NOT_NAMED = {
     "3.3-text": "type",
     "3.3-ragged": "shape",
     "3.5-not-one-number": "shape",
-    "3.5-out-of-range": "difference",
+    "3.6-additive": "type",
     "3.6-float": "type",
     "3.6-numpy": "type",
     "3.7-int": "type",
@@ -429,11 +450,7 @@ def _decoder_fn(combine):
 
 
 WRONG_LATE = _cases([
-    ("3.5-swapped", "3.5", lambda: (mean_max_weight(1.0), mean_max_weight(8.0)), ["swapped", "std 8"]),
-    ("3.5-std-64", "3.5", lambda: (mean_max_weight(64.0), mean_max_weight(1.0)), ["standard deviation of 64"]),
-    ("3.5-both-std-8", "3.5", lambda: (mean_max_weight(8.0), mean_max_weight(8.0)), ["standard deviation of 8", "divide by √64"]),
-    ("3.5-out-of-range", "3.5", lambda: (1.5, 0.32), ["between 0.1 (all equal) and 1"]),
-    ("3.5-not-one-number", "3.5", lambda: ([0.9, 0.8], 0.32), ["one number", "got shape (2,)"]),
+    ("3.5-not-one-number", "3.5", lambda: (lambda std, n, seed: torch.rand(2),), ["one number", "got shape (2,)"]),
     ("3.6-float", "3.6", lambda: (lambda T: torch.ones(T, T).tril(),), ["boolean tensor", "torch.float32"]),
     ("3.6-inverted", "3.6", lambda: (_mask_fn(lambda m: m.triu(1)),), ["True marks the future"]),
     ("3.6-upper", "3.6", lambda: (_mask_fn(lambda m: m.triu()),), ["lower triangle", "torch.tril"]),
@@ -442,6 +459,7 @@ WRONG_LATE = _cases([
     ("3.6-(1,T,T)", "3.6", lambda: (_mask_fn(lambda m: m.tril()[None]),), ["(T, T) = (4, 4); got (1, 4, 4)"]),
     ("3.6-T-fixed", "3.6", lambda: (lambda T: make_causal_mask(4),), ["`make_causal_mask(1)` should have shape"]),
     ("3.6-numpy", "3.6", lambda: (lambda T: np.tri(T, dtype=bool),), ["return a torch.Tensor; got ndarray"]),
+    ("3.6-additive", "3.6", lambda: (lambda T: torch.zeros(T, T).masked_fill(~make_causal_mask(T), NEG_INF),), ["additive float mask", "`mask == 0`", "torch.isfinite"]),
     ("3.7-(B,T)", "3.7", lambda: (_padding_fn(lambda keep: keep),), ["shape (2, 5)", "(B, 1, 1, T)"]),
     ("3.7-(B,1,T)", "3.7", lambda: (_padding_fn(lambda keep: keep[:, None]),), ["shape (2, 1, 5)", "(B, 1, 1, T)"]),
     ("3.7-query-axis", "3.7", lambda: (_padding_fn(lambda keep: keep[:, None, :, None]),), ["query axis"]),
@@ -457,7 +475,7 @@ WRONG_LATE = _cases([
     ("3.8-(B,T,T)", "3.8", lambda: (_decoder_fn(lambda c, p: (c & p)[:, 0]),), ["(2, 5, 5) has no head axis", "(B, 1, T, T)"]),
     ("3.8-float", "3.8", lambda: (_decoder_fn(lambda c, p: (c & p).float()),), ["boolean tensor"]),
     ("3.8-None", "3.8", lambda: (forgets_return,), ["returned None", "return ..."]),
-    ("3.5-max-without-values", "3.5", lambda: ((8 * torch.randn(1000, 10)).softmax(-1).max(-1), 0.32), ["take .values"]),
+    ("3.5-max-without-values", "3.5", lambda: (lambda std, n, seed: (std * torch.randn(n, 10)).softmax(-1).max(-1),), ["take .values"]),
     ("3.6-one-above", "3.6", lambda: (_mask_fn(lambda m: m.tril(1)),), ["the very next token"]),
     ("3.8-pad-hard-coded", "3.8", lambda: (lambda t, p: make_padding_mask(t, 0) & make_causal_mask(t.shape[1]),), ["`pad_id` was ignored", "pad_id = 3"]),
     ("3.8-query-axis", "3.8", lambda: (lambda t, p: (t != p)[:, None, :, None] & make_causal_mask(t.shape[1]),), ["hides query rows"]),
@@ -499,8 +517,7 @@ NEAR_MISSES = _cases([
     ("3.3", "3.3", lambda: (_nudged(causal_weights(), (2, 1)),), "off by up to 0.05 at index (2, 1): expected 0.3333, got 0.3833"),
     ("3.4-weights", "3.4", lambda: (_nudged_attention(1),), ON_3D + "`weights` is off by up to 0.05 at index ("),
     ("3.4-output", "3.4", lambda: (_nudged_attention(0),), ON_3D + "`output` is off by up to 0.05 at index ("),
-    ("3.5-unscaled", "3.5", lambda: (mean_max_weight(8.0) + 0.05, mean_max_weight(1.0)), "within 0.0075 of 0.8661"),
-    ("3.5-scaled", "3.5", lambda: (mean_max_weight(8.0), mean_max_weight(1.0) - 0.05), "within 0.006 of 0.3203"),
+    ("3.5-std-5%-high", "3.5", lambda: (lambda std, n, seed: mean_max_weight(1.05 * std, n, seed),), "the exact value is 0.3202"),
     ("3.6-one-entry", "3.6", lambda: (lambda T: _nudged(make_causal_mask(T), (T - 1, 0), -1).bool(),), "differs from the lower-triangular mask in 1 of 16 places"),
 ])  # fmt: skip
 
@@ -512,10 +529,11 @@ def test_near_misses_fail_and_say_how_far_off(exercise_id, answers, words):
     assert words in result.message
 
 
-def test_a_near_miss_of_3_5_names_the_value_and_the_expected_one():
-    result = check("3.5", 0.93, 0.32)
-    assert result.message.startswith("`mean_max_unscaled` = 0.9300: with 10,000 rows")
-    assert "yours fits scores of standard deviation 1" in result.message  # about 15 or 16
+def test_a_mean_off_by_more_than_sampling_error_is_explained_3_5():
+    result = check("3.5", lambda std, n, seed: mean_max_weight(1.05 * std, n, seed))
+    assert result.message.startswith("for std = 1 the mean of your function's results over 8 ")
+    assert "σ/√n = 0.0011" in result.message and "more than sampling error" in result.message
+    assert "yours fits scores of standard deviation 1.0" in result.message  # 1.05
 
 
 def keys_before_queries(q, k, v, mask=None):
@@ -543,23 +561,48 @@ def test_the_rank_tip_is_kept_for_code_that_fits_one_rank():
     assert "k.T reverses" not in result.message
 
 
-# 3.5: the check tells 9 or 11 scores per row, and standard deviations 7 or 9, from the right
-# settings (a review found all four accepted), and accepts the right settings on any seed --------
+# 3.5: a measurement, not a number. The check runs the learner's function on its own seeds and
+# sizes; right functions pass whatever their draws, and typed values, too few rows or a wrong
+# setting fail with the sampling error explained -----------------------------------------------
 
 
-def _saturation_answers(seed, keys=10, unscaled_std=8.0, scaled_std=1.0):
-    g = torch.Generator().manual_seed(seed)
-    rows = torch.randn(10_000, keys, generator=g)
-    return tuple(
-        (std * rows).softmax(dim=-1).max(dim=-1).values.mean().item()
-        for std in (unscaled_std, scaled_std)
-    )
+def _measuring(keys=10, scale=lambda std: std, rows=None, offset=0, how="max"):
+    """The learner's function with one thing changed: scores per row, the scale, a fixed
+    number of rows, other draws (``offset`` added to the seed), or the reduction."""
+
+    def mean_max_weight(std, n=10_000, seed=0):
+        g = torch.Generator().manual_seed(seed + offset)
+        weights = (scale(std) * torch.randn(rows or n, keys, generator=g)).softmax(dim=-1)
+        return getattr(weights, how)(dim=-1).values.mean().item()
+
+    return mean_max_weight
 
 
-@pytest.mark.parametrize("seed", range(20))
-def test_the_right_settings_pass_3_5_on_any_seed(seed):
-    result = check("3.5", *_saturation_answers(seed))
+@pytest.mark.parametrize("offset", [0, 1000, 2000, 3000, 4000, 5000, 6000, 7000])
+def test_a_right_function_passes_3_5_whatever_its_draws(offset):
+    result = check("3.5", _measuring(offset=offset))
     assert result.status == PASSED, result.message
+
+
+@pytest.mark.parametrize(
+    "typed",
+    [
+        lambda std, n=10_000, seed=0: 0.87 if std == 8 else 0.32,  # the old answers, typed
+        lambda std, n=10_000, seed=0: {8: 0.8661, 1: 0.3202, 2: 0.5317}[std],  # exact, typed
+    ],
+)
+def test_typed_theoretical_values_fail_3_5(typed):
+    result = check("3.5", typed)
+    assert (result.status, result.diagnosis) == (FAILED, "mistake")
+    assert "for every seed" in result.message and "not a measurement" in result.message
+
+
+def test_too_few_rows_are_told_by_their_scatter_not_as_another_std_3_5():
+    result = check("3.5", _measuring(rows=100))
+    assert (result.status, result.diagnosis) == (FAILED, "mistake"), result.message
+    assert "scatter by" in result.message and "σ/√n" in result.message
+    assert "means of about" in result.message and "draw n rows" in result.message
+    assert "standard deviation 9" not in result.message and "not 8" not in result.message
 
 
 @pytest.mark.parametrize(
@@ -567,50 +610,57 @@ def test_the_right_settings_pass_3_5_on_any_seed(seed):
     [
         pytest.param({"keys": 9}, "fits rows of 9 scores", id="9-keys"),
         pytest.param({"keys": 11}, "fits rows of 11 scores", id="11-keys"),
-        pytest.param({"unscaled_std": 7.0}, "standard deviation of 7", id="std-7"),
-        pytest.param({"unscaled_std": 9.0}, "standard deviation of 9", id="std-9"),
-        pytest.param({"scaled_std": 1 / 8}, "divided by 64 = d_k", id="scaled-by-d_k"),
-        pytest.param({"unscaled_std": 8**0.5}, "standard deviation of √8", id="std-root-8"),
+        pytest.param({"scale": lambda std: std**2}, "not by its square", id="std-squared"),
+        pytest.param({"scale": math.sqrt}, "not by its square root", id="std-root"),
+        pytest.param({"scale": lambda std: 1 / std}, "divided by std", id="divided"),
+        pytest.param(
+            {"scale": lambda std: 1.0}, "same numbers for std = 8 and std = 1", id="no-std"
+        ),
+        pytest.param({"rows": 10_000}, "ignores n", id="n-ignored"),
+        pytest.param({"how": "min"}, "*smallest* weight", id="min"),
     ],
 )
-@pytest.mark.parametrize("seed", range(5))
-def test_other_settings_fail_3_5_and_are_named(settings, words, seed):
-    result = check("3.5", *_saturation_answers(seed, **settings))
+@pytest.mark.parametrize("offset", [0, 1000, 2000])
+def test_other_settings_fail_3_5_and_are_named(settings, words, offset):
+    result = check("3.5", _measuring(offset=offset, **settings))
     assert (result.status, result.diagnosis) == (FAILED, "mistake"), result.message
     assert words in result.message
 
 
-def _rows(std, seed=0):
-    return torch.randn(10_000, 10, generator=torch.Generator().manual_seed(seed)) * std
+def _draw(std, n, seed, shape=None):
+    g = torch.Generator().manual_seed(seed)
+    return std * torch.randn(*(shape or (n, 10)), generator=g)
 
 
-SCALED = _saturation_answers(0)[1]
-UNSCALED = _saturation_answers(0)[0]
 WRONG_3_5 = _cases([
-    ("min", "3.5", lambda: (_rows(8).softmax(-1).min(-1).values.mean(), SCALED), ["*smallest* weight", ".max(dim=-1)"]),
-    ("mean", "3.5", lambda: (UNSCALED, _rows(1).softmax(-1).mean()), ["1/10", ".max(dim=-1).values"]),
-    ("log-softmax", "3.5", lambda: (UNSCALED, _rows(1).log_softmax(-1).max(-1).values.mean()), ["log-probabilities"]),
-    ("no-softmax", "3.5", lambda: (_rows(8).max(-1).values.mean(), SCALED), ["largest *score*", "softmax is missing"]),
-    ("sum", "3.5", lambda: (_rows(8).softmax(-1).max(-1).values.sum(), SCALED), ["a sum over the rows", ".mean()"]),
-    ("softmax-over-rows", "3.5", lambda: (UNSCALED, _rows(1).softmax(0).max(-1).values.mean()), ["at least 0.1", "dim=-1"]),
-    ("rows-and-keys-swapped", "3.5", lambda: (UNSCALED, (torch.randn(10, 10_000)).softmax(-1).max(-1).values.mean()), ["at least 0.1", "torch.randn(10, 10_000)"]),
-    ("max-over-rows", "3.5", lambda: (_rows(8).softmax(-1).max(0).values.mean(), SCALED), ["over all the rows", ".max(dim=-1).values"]),
-    ("max-over-rows-scaled", "3.5", lambda: (UNSCALED, _rows(1).softmax(-1).max(0).values.mean()), ["over all the rows"]),
-    ("not-multiplied", "3.5", lambda: (SCALED, SCALED), ["standard deviation of 1", "* 8"]),
-    ("eight-over-z", "3.5", lambda: ((8 / _rows(1)).softmax(-1).max(-1).values.mean(), SCALED), ["8 / z"]),
-    ("rounded", "3.5", lambda: (0.9, SCALED), ["rounded to 1 decimal"]),
-    ("other", "3.5", lambda: (0.93, SCALED), ["yours fits scores of standard deviation 1", "not 8"]),
+    ("mean", "3.5", lambda std, n, seed: _draw(std, n, seed).softmax(-1).mean(), ["1/10", "each row's largest weight first"]),
+    ("log-softmax", "3.5", lambda std, n, seed: _draw(std, n, seed).log_softmax(-1).max(-1).values.mean(), ["log-probabilities"]),
+    ("no-softmax", "3.5", lambda std, n, seed: _draw(std, n, seed).max(-1).values.mean(), ["largest *score*", "softmax is missing"]),
+    ("sum", "3.5", lambda std, n, seed: _draw(std, n, seed).softmax(-1).max(-1).values.sum(), ["a sum over the rows", ".mean()"]),
+    ("softmax-over-rows", "3.5", lambda std, n, seed: _draw(std, n, seed).softmax(0).max(-1).values.mean(), ["at least 0.1", "over the rows rather than over each row's 10 scores"]),
+    ("rows-and-keys-swapped", "3.5", lambda std, n, seed: _draw(std, n, seed, (10, n)).softmax(-1).max(-1).values.mean(), ["at least 0.1", "shape (n, 10)"]),
+    ("max-over-rows", "3.5", lambda std, n, seed: _draw(std, n, seed).softmax(-1).max(0).values.mean(), ["over all the rows", "same axis as the softmax"]),
+    ("max-over-the-other-axis", "3.5", lambda std, n, seed: _draw(std, n, seed, (10, n)).softmax(0).max(-1).values.mean(), ["over all the rows", "same axis as the softmax"]),
+    ("std-over-z", "3.5", lambda std, n, seed: (std / _draw(1.0, n, seed)).softmax(-1).max(-1).values.mean(), ["std / z", "std * z"]),
+    ("global-generator", "3.5", lambda std, n, seed: (std * torch.randn(n, 10)).softmax(-1).max(-1).values.mean(), ["then", "manual_seed(seed)", "repeated"]),
+    ("rounded", "3.5", lambda std, n, seed: round(mean_max_weight(std, n, seed), 2), ["rounds its result to 2 decimal"]),
+    ("two-arguments", "3.5", lambda std, n=10_000: mean_max_weight(std, n), ["TypeError", "three arguments"]),
 ])  # fmt: skip
 
 
-@pytest.mark.parametrize("exercise_id, answers, words", WRONG_3_5)
-def test_mistakes_of_3_5_are_named(exercise_id, answers, words, request):
-    result = check(exercise_id, *answers())
-    assert result.status == FAILED
+@pytest.mark.parametrize("exercise_id, answer, words", WRONG_3_5)
+def test_mistakes_of_3_5_are_named(exercise_id, answer, words):
+    result = check(exercise_id, answer)
+    assert (result.status, result.diagnosis) == (FAILED, "mistake"), result.message
     for word in words:
         assert word in result.message, result.message
-    kind = "difference" if request.node.callspec.id == "other" else "mistake"
-    assert result.diagnosis == kind, result.message
+
+
+def test_the_advice_for_a_max_over_the_wrong_axis_does_not_repeat_the_code_3_5():
+    """The learner who took .max(dim=-1) of scores drawn as (10, n) is not told to take
+    .max(dim=-1): the largest must run over the axis of the softmax."""
+    answer = next(p.values[1] for p in WRONG_3_5 if p.id == "max-over-the-other-axis")
+    assert ".max(dim=-1)" not in check("3.5", answer).message
 
 
 # More named mistakes, 3.2 to 3.8 ---------------------------------------------------------------
@@ -737,3 +787,74 @@ def test_more_mistakes_are_named(exercise_id, answers, words, request):
     for word in words:
         assert word in result.message, result.message
     _assert_diagnosis(result, request)
+
+
+# 3.7's advice for a mask without its axes, and 3.8's pointer to a broken part -----------------
+
+
+def test_a_mask_without_its_axes_is_told_to_index_the_mask_not_the_ids_3_7():
+    result = check("3.7", _padding_fn(lambda keep: keep))
+    assert result.status == FAILED
+    assert "tokens[:, None, None, :]" not in result.message
+    assert "mask[:, None, None, :] with mask = tokens != pad_id" in result.message
+
+
+def _decoder_built_on(causal: str, padding: str = "(tokens != pad_id)[:, None, None, :]"):
+    """A learner's make_decoder_mask calling their own make_causal_mask (returning ``causal``)
+    and make_padding_mask (returning ``padding``), as defined in the lesson's cells."""
+    space = {"torch": torch}
+    exec(
+        f"def make_causal_mask(T):\n    {causal}\n\n"
+        f"def make_padding_mask(tokens, pad_id):\n    return {padding}\n\n"
+        "def make_decoder_mask(tgt_in, pad_id):\n"
+        "    return make_padding_mask(tgt_in, pad_id) & make_causal_mask(tgt_in.shape[1])\n",
+        space,
+    )
+    return space["make_decoder_mask"]
+
+
+def test_a_broken_causal_mask_from_3_6_is_named_by_3_8():
+    upper = _decoder_built_on("return torch.ones(T, T, dtype=torch.bool).triu()")
+    result = check("3.8", upper)
+    assert (result.status, result.diagnosis) == (FAILED, "mistake")
+    assert "calls `make_causal_mask`, which does not pass check 3.6 yet" in result.message
+    assert "Check 3.6 says: True above the diagonal" in result.message
+
+
+def test_a_broken_padding_mask_from_3_7_is_named_by_3_8():
+    inverted = _decoder_built_on(
+        "return torch.ones(T, T, dtype=torch.bool).tril()", "(tokens == pad_id)[:, None, None, :]"
+    )
+    result = check("3.8", inverted)
+    assert "calls `make_padding_mask`, which does not pass check 3.7 yet" in result.message
+
+
+def test_an_unfinished_part_is_named_by_3_8():
+    result = check("3.8", _decoder_built_on("raise NotImplementedError()"))
+    assert result.status == NOT_DONE
+    assert "calls `make_causal_mask`, which is still the stub of exercise 3.6" in result.message
+
+
+def test_a_part_that_passes_its_check_is_not_blamed_3_8():
+    result = check("3.8", _decoder_built_on("return torch.ones(T, T, dtype=torch.bool).tril()"))
+    assert result.status == PASSED, result.message
+
+
+# 3.1's options: the right one is not the longest ---------------------------------------------
+
+
+LESSON_SOURCE = Path(__file__).parents[1] / "solutions/03_scaled_dot_product_attention.py"
+
+
+def test_the_right_option_of_3_1_is_not_singled_out_by_length():
+    from course_lib.lesson_format import OPTION
+    from course_tools import sources
+
+    text = "\n".join(
+        c.source
+        for c in sources.read(LESSON_SOURCE).cells
+        if c.cell_type == "markdown" and "✏️ 3.1" in c.source
+    )
+    lengths = {letter: len(option.strip()) for letter, option in OPTION.findall(text)}
+    assert set(lengths) == set("abcd")
+    assert lengths["c"] < max(lengths[x] for x in "abd")

@@ -162,11 +162,11 @@ def test_a_finished_function_built_on_an_unfinished_one_names_the_stub(exercise_
 
 WRONG_COUNTS = _cases([
     ("4.1-a", "4.1", ("a",), ["not the best answer", "cost"]),
-    ("4.1-b", "4.1", ("b",), ["(b) is not the best answer", "would not be useless"]),
+    ("4.1-b", "4.1", ("b",), ["(b) is not the best answer", "would not all be the same"]),
     ("4.1-c", "4.1", ("c",), ["adds no parameters"]),
     ("4.1-other", "4.1", ("e",), ['one of "a", "b", "c", "d"']),
-    ("4.3-b", "4.3", ("b",), ["(b) is not the best answer", "does not depend on h"]),
-    ("4.3-c", "4.3", ("c",), ["about the same"]),
+    ("4.3-b", "4.3", ("b",), ["(b) is not the best answer", "do not grow with h"]),
+    ("4.3-c", "4.3", ("c",), ["stays T²·d_model"]),
     ("4.2-no-W_O", "4.2", (786_432, 1_050_624), ["`total_weights` = 786,432", "output projection W^O"]),
     ("4.2-full-width", "4.2", (8_388_608, 1_050_624), ["full-width", "d_k = d_model/h"]),
     ("4.2-one-head", "4.2", (131_072, 1_050_624), ["one head's share"]),
@@ -542,3 +542,12 @@ def walk_stages(x, w_q, w_k, w_v, w_o, n_heads):
     answer = learners(source, MultiHeadAttention=MultiHeadAttention, walk=walk_stages)
     result = check("4.8", answer)
     assert result.status == FAILED and result.diagnosis == RULE, result.message
+
+
+def test_the_success_of_4_3_leaves_the_written_question_to_the_learner():
+    """The ✓ message of 4.3 confirms the choice; why a narrow head tells fewer relations
+    apart is the written question that follows, so the message does not answer it."""
+    message = check("4.3", "a").message
+    assert "written question" in message
+    for answer in ("low-dimensional", "rank", "too crude", "noisy or redundant"):
+        assert answer not in message

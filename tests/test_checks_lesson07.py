@@ -5,6 +5,8 @@ mistakes fail with a message that names them.
 """
 
 import math
+import re
+import statistics
 from pathlib import Path
 
 import pytest
@@ -26,7 +28,7 @@ SOLUTIONS = Path(__file__).resolve().parents[1] / "solutions" / "07_complete_tra
 
 def parameter_breakdown(model, weights_only=False, with_norms=True, attention_word="attn"):
     parts = {
-        "embedding": "embed",
+        "embeddings": "embed",
         "attention": attention_word,
         "feed_forward": "ffn",
         "norms": "norm",
@@ -210,7 +212,7 @@ WRONG = [
     ("7.3", ("a",), ["training"]),
     ("7.4", (variant(parameter_breakdown, weights_only=True),), ["biases are parameters too"]),
     ("7.4", (variant(parameter_breakdown, with_norms=False),), ["no LayerNorm parameters"]),
-    ("7.4", (lambda m: {"total": 1},), ["missing embedding"], SHAPE),
+    ("7.4", (lambda m: {"total": 1},), ["missing embeddings"], SHAPE),
     (
         "7.4",
         (variant(parameter_breakdown, attention_word="attention"),),
@@ -281,9 +283,73 @@ def test_typical_mistakes_are_named(exercise_id, answers, words, kind):
     assert result.diagnosis == kind, (result.diagnosis, result.message)
 
 
-def test_a_large_decoder_only_model_may_translate():
-    result = check("7.9", families_with(translation="decoder-only"))
+@pytest.mark.parametrize("task", ["translation", "summarisation"])
+def test_a_large_decoder_only_model_may_translate_and_summarise(task):
+    result = check("7.9", families_with(**{task: "decoder-only"}))
     assert result.status == PASSED, result.message
+
+
+def test_the_key_embedding_of_earlier_copies_of_7_4_is_still_read():
+    def older(model):
+        counts = parameter_breakdown(model)
+        counts["embedding"] = counts.pop("embeddings")
+        return counts
+
+    assert check("7.4", older).status == PASSED
+
+
+def test_the_key_names_of_7_4_are_count_parameters_names():
+    from course_lib.parameters import count_parameters
+
+    keys = ("embeddings", "attention", "feed_forward", "norms", "total")
+    prompt = SOLUTIONS.read_text().split("### ✏️ 7.4", 1)[1].split("# %%", 1)[0]
+    assert all(f'`"{key}"`' in prompt for key in keys)
+    assert set(keys) <= set(count_parameters(nn.Linear(2, 2)))
+
+
+@pytest.mark.parametrize("layers, said", [(1, "has 1 layer;"), (2, "has 2 layers;")])
+def test_a_wrong_number_of_layers_is_counted_in_words_7_10(layers, said):
+    layer = nn.TransformerEncoderLayer(d_model=512, nhead=8)
+    encoder = nn.TransformerEncoder(layer, num_layers=layers, enable_nested_tensor=False)
+    result = check("7.10", encoder, encoder(torch.randn(10, 32, 512)))
+    assert result.diagnosis == MISTAKE and said in result.message, result.message
+
+
+# Hints go from a nudge to the method; only the last one may show code: a backtick span that is
+# an expression (an operator, a bracket, an assignment or a dotted call), or a call or index bare.
+_CODE = re.compile(r"`[^`]*(?:[(\[=@*+/-]|\.\w+\()[^`]*`")
+_BARE_CODE = re.compile(r"\w\(|\w\[|\*\*")
+
+
+@pytest.mark.parametrize("exercise", exercises(7), ids=lambda e: e.id)
+def test_only_the_last_hint_shows_code(exercise):
+    for earlier in exercise.hints[:-1]:
+        assert not _CODE.search(earlier), earlier
+        assert not _BARE_CODE.search(earlier.replace("`", "")), earlier
+
+
+@pytest.mark.parametrize("exercise_id", ["7.6", "7.7", "7.10"])
+def test_the_first_hint_is_a_nudge_not_the_answer(exercise_id):
+    first = EXERCISES[exercise_id].hints[0]
+    assert len(EXERCISES[exercise_id].hints) > 1
+    for code in ("torch.cat", "torch.full", "** -0.5", "nn.TransformerEncoder("):
+        assert code not in first, first
+
+
+def _options(exercise_id: str) -> dict[str, str]:
+    """The options of a multiple choice as the lesson lists them: letter -> text."""
+    answer = f"answer_{exercise_id.replace('.', '_')} ="
+    prompt = SOLUTIONS.read_text().split(f"### ✏️ {exercise_id} ", 1)[1].split(answer, 1)[0]
+    return dict(re.findall(r"^# - \*\*([a-z])\.\*\* (.+)$", prompt, re.M))
+
+
+@pytest.mark.parametrize("exercise_id", [e.id for e in exercises(7) if e.kind == "choice"])
+def test_the_right_option_is_not_singled_out_by_its_length(exercise_id):
+    options = _options(exercise_id)
+    right = next(x for x in options if check(exercise_id, x).status == PASSED)
+    others = sorted(len(text) for x, text in options.items() if x != right)
+    assert len(options) == 4 and len(options[right]) < others[-1], options
+    assert len(options[right]) <= 1.5 * statistics.median(others), options
 
 
 def test_a_step_without_any_mask_is_named():
@@ -346,9 +412,9 @@ def test_an_unexplained_count_in_7_2_says_how_far_off_it_is():
 
 def tool(model, *, start=0, subtract=False, negated=False, skip=(), first_layer=False,
          swap=False, rows=False, raw=False, gamma_only=False):  # fmt: skip
-    parts = {"embedding": "embed", "attention": "attn", "feed_forward": "ffn", "norms": "norm"}
+    parts = {"embeddings": "embed", "attention": "attn", "feed_forward": "ffn", "norms": "norm"}
     if swap:
-        parts = {"embedding": "attn", "attention": "embed", "feed_forward": "ffn", "norms": "norm"}
+        parts = {"embeddings": "attn", "attention": "embed", "feed_forward": "ffn", "norms": "norm"}
     counts = dict.fromkeys([*parts, "total"], start)
     for name, p in model.named_parameters():
         if any(s in name for s in skip) or (gamma_only and "norm.bias" in name):

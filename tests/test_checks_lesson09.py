@@ -1,6 +1,9 @@
 """Tests of the review notebook's checks (``course_lib/checks/lesson09.py``): the model answers
 pass, the stubs are "not done", and the typical slips fail with the right diagnosis."""
 
+from pathlib import Path
+
+import nbformat
 import numpy as np
 import pytest
 import torch
@@ -111,3 +114,36 @@ def test_other_wrong_answers_say_how_they_differ(exercise_id, answers, words):
     assert result.status == FAILED and result.diagnosis in (DIFFERENCE, SHAPE), result.message
     for word in words:
         assert word in result.message, result.message
+
+
+# Typed numbers, success messages and the questions ---------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "answers, passes",
+    [
+        ((8.004, WEIGHTS, 512**2, N**2, 40), True),  # the course's rounding: 2 decimals or 3 s.f.
+        ((8.01, WEIGHTS, 512**2, N**2, 40), False),
+        ((8, WEIGHTS, 512**2, N**2, 40.04), True),
+        ((8, WEIGHTS, 512**2, N**2, 40.3), False),
+    ],
+)
+def test_typed_numbers_follow_the_courses_rounding(answers, passes):
+    results = check("9.1", *answers[:2]), check("9.2", *answers[2:])
+    assert all(r.passed for r in results) == passes, [r.message for r in results]
+
+
+def test_success_messages_give_the_numbers_not_the_written_answers():
+    messages = check("9.1", 8, WEIGHTS).message + check("9.2", 512**2, N**2, 40).message
+    for answer_word in ("one-hot", "no gradient", "quadratic", "limit"):
+        assert answer_word not in messages
+
+
+def test_the_review_asks_about_the_paper_and_numbers_its_written_questions_as_its_questions():
+    root = Path(__file__).resolve().parent.parent
+    source = (root / "solutions" / "09_review_questions.py").read_text(encoding="utf-8")
+    assert "variational" not in source.lower() and "VAE" not in source
+    assert "## Question 3 · Three kinds of attention" in source and "§3.2.3" in source
+    cells = nbformat.read(root / "lessons" / "09_review_questions.ipynb", as_version=4).cells
+    written = [c.source for c in cells if "free-text" in c.metadata.get("tags", [])]
+    assert [s.split(" · ")[0] for s in written] == [f"**✍️ 9.w{n}" for n in range(1, 6)]

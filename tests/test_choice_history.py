@@ -98,7 +98,8 @@ def test_the_record_moves_only_options_of_that_lessons_multiple_choices(lesson):
 def test_an_answer_right_before_the_options_moved_is_right_today(lesson):
     """Before the right letters were spread out, every question's right answer was b, except
     7.12's, c."""
-    for moved in choice_history.EARLIER[lesson].values():
+    for version in choice_history._BEFORE_SPREAD_OUT[lesson].split():
+        moved = choice_history.EARLIER[lesson][version]
         for exercise in (e for e in EXERCISES.values() if e.kind == "choice"):
             if exercise.id.split(".")[0] == str(lesson):
                 before = "c" if exercise.id == "7.12" else "b"
@@ -110,3 +111,14 @@ def test_todays_lessons_are_not_among_the_earlier_versions(lesson):
     [path] = (ROOT / "lessons").glob(f"{lesson:02d}_*.ipynb")
     today = nbformat.read(path, as_version=4).metadata[COURSE]["version"]
     assert today not in choice_history.EARLIER[lesson]
+
+
+@pytest.mark.parametrize("lesson", sorted(choice_history.EARLIER))
+def test_a_copy_made_after_the_letters_were_spread_out_reads_its_letters_as_today(lesson):
+    """Such a copy lists the options as they were worded then, not as today's lesson does."""
+    [path] = (ROOT / "lessons").glob(f"{lesson:02d}_*.ipynb")
+    today = nbformat.read(path, as_version=4)
+    for version in choice_history._SINCE_SPREAD_OUT[lesson].split():
+        copy = notebook(version, "zyx")  # options worded otherwise
+        letters = choice_history.letters(copy, today, lesson)
+        assert letters.readable and letters.moves == {}

@@ -5,7 +5,10 @@ runs the real tools on them (``make test-graders``).
 """
 
 import ast
+import os
 import re
+import sys
+import types
 from pathlib import Path
 
 import nbformat
@@ -87,18 +90,22 @@ def _nbgrader_cells(nb, **wanted) -> list:
     return [c for c in marked if all(c.metadata.nbgrader.get(k) == v for k, v in wanted.items())]
 
 
-def test_nbgrader_test_cells_show_the_check_and_hide_the_raising_one(nbgrader_lesson3):
+def test_nbgrader_test_cells_are_the_checks_and_raise_only_when_autograded(nbgrader_lesson3):
     tests = _nbgrader_cells(nbgrader_lesson3, grade=True, solution=False)
     assert [c.metadata.nbgrader["grade_id"] for c in tests] == [f"ex3_{k}" for k in range(1, 9)]
     for cell in tests:
         exercise = cell.metadata.nbgrader["grade_id"][2:].replace("_", ".")
         meta = cell.metadata.nbgrader
         assert meta["locked"] and meta["points"] == POINTS_TABLE[exercise]
-        shown, hidden = cell.source.split("### BEGIN HIDDEN TESTS\n")
-        assert checked_exercise(nbformat.v4.new_code_cell(shown)) == exercise
-        assert hidden.endswith("### END HIDDEN TESTS")
+        assert checked_exercise(cell) == exercise and "HIDDEN" not in cell.source
+        graded, _ = nbgrader_course.RequireChecks().preprocess_cell(cell.copy(), {}, 0)
         names = ", ".join(EXERCISES[exercise].names)
-        assert f'\nrequire("{exercise}", {names})\n' in hidden
+        assert graded.source == (
+            f'from course_lib.checks import require\n\nrequire("{exercise}", {names})'
+        )
+    answer = _nbgrader_cells(nbgrader_lesson3, solution=True)[0]
+    untouched, _ = nbgrader_course.RequireChecks().preprocess_cell(answer.copy(), {}, 0)
+    assert untouched.source == answer.source
 
 
 def test_nbgrader_answers_keep_their_regions_after_the_lessons_names(nbgrader_lesson3):
@@ -138,7 +145,7 @@ def _nbgrader_release(cell) -> str:
             lines.append(indent + (STUB_COMMENT if cell.cell_type == "code" else ANSWER_PROMPT))
         elif "END SOLUTION" in line:
             inside = False
-        elif not inside and "HIDDEN TESTS" not in line:
+        elif not inside:
             lines.append(line)
     return "\n".join(lines)
 
@@ -184,8 +191,27 @@ def _run_config(text: str, path: str) -> _Config:
     return found["c"]
 
 
-def test_the_nbgrader_config_sets_the_course_its_stubs_and_lesson_7s_cell_limit():
+class _Autograde:  # nbgrader's, as far as the configuration reads it
+    @staticmethod
+    def class_traits():
+        default = ["Execute", "SaveAutoGrades"]
+        return {"autograde_preprocessors": types.SimpleNamespace(default=lambda: default)}
+
+
+def test_the_nbgrader_config_sets_the_course_its_stubs_and_lesson_7s_cell_limit(monkeypatch):
+    converters = types.ModuleType("nbgrader.converters")
+    converters.Autograde = _Autograde
+    monkeypatch.setitem(sys.modules, "nbgrader", types.ModuleType("nbgrader"))
+    monkeypatch.setitem(sys.modules, "nbgrader.converters", converters)
+    monkeypatch.setattr(os, "environ", dict(os.environ))  # the configuration sets variables
     c = _run_config(nbgrader_course.config("ml-101"), "/srv/course/nbgrader_config.py")
+    assert c.Autograde.autograde_preprocessors == [
+        nbgrader_course.RequireChecks,
+        "Execute",
+        "SaveAutoGrades",
+    ]
+    assert c.Exchange.root == "/srv/course/exchange"  # not a system-wide folder
+    assert os.environ["OMP_NUM_THREADS"] == "1"
     assert c.CourseDirectory.course_id == "ml-101"
     assert c.CourseDirectory.root == "/srv/course"  # wherever the file is, not the cwd
     folders = ("source", "release", "submitted", "autograded", "feedback")

@@ -211,7 +211,8 @@ def test_the_description_follows_the_scale_with_and_without_the_residual_path(re
 def test_the_description_counts_vanished_gradients():
     grads = stack_profile(48, False, "none").grad_norm
     assert (grads < 1e-8).sum() > 0  # the plain stack loses its first layers' gradients
-    assert f"; {(grads < 1e-8).sum()} below 1e-8 (vanished)." in _described(48, False, "none")
+    vanished = f"; {(grads < 1e-8).sum()} of 48 below 1e-8 (▼, vanished)."
+    assert vanished in _described(48, False, "none")
     assert "vanished" not in _described(48, True, "post")
 
 

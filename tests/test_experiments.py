@@ -7,9 +7,11 @@ import subprocess
 import sys
 
 import pytest
+import torch
 
 from course_lib import experiments
-from course_lib.experiments import Bound, Experiment, kernels
+from course_lib.baselines import Seq2Seq, reversal_data
+from course_lib.experiments import Bound, Experiment, copy_vs_reversal, kernels, reversal
 
 BELOW = Bound("loss", "<", 0.1, 0.02, "the loss is small")
 ABOVE = Bound("accuracy", ">", 0.5, 0.1, "most are right")
@@ -105,3 +107,36 @@ def test_the_command_line_lists_the_experiments():
         [sys.executable, "-m", "course_lib.experiments", "--help"], capture_output=True, text=True
     )
     assert done.returncode == 0 and "leaky_decoder" in done.stdout
+
+
+def test_copy_and_reversal_train_on_the_same_sources_in_two_orders():
+    src = torch.tensor([[2, 3, 4], [5, 6, 7]])
+    assert copy_vs_reversal.ORDERS["copy"](src).tolist() == src.tolist()
+    assert copy_vs_reversal.ORDERS["reverse"](src).tolist() == [[4, 3, 2], [7, 6, 5]]
+    with pytest.raises(ValueError, match="order must be one of"):
+        copy_vs_reversal.train_vanilla("shuffle")
+
+
+def test_the_lessons_reversing_model_is_the_experiments(monkeypatch):
+    """Lesson 1 compares its own vanilla model (reversal.train_pair) with a copier trained by
+    copy_vs_reversal: both must come out of the same training, here a shortened one."""
+    monkeypatch.setattr(reversal, "EPOCHS", 1)
+    for module in (reversal, copy_vs_reversal):
+        monkeypatch.setattr(module, "N_TRAIN", 64)
+    lessons = reversal.train_pair(seed=3)["vanilla"].state_dict()
+    experiments_own = copy_vs_reversal.train_vanilla("reverse", seed=3).state_dict()
+    assert all(torch.equal(lessons[k], experiments_own[k]) for k in lessons)
+
+
+def test_the_order_measures_are_consistent():
+    torch.manual_seed(0)
+    models = {o: Seq2Seq(attention=False).eval() for o in copy_vs_reversal.ORDERS}
+    src, _ = reversal_data(40, 6, seed=1)
+    result = copy_vs_reversal.measure(models, src)
+    for order, model in models.items():
+        shares = copy_vs_reversal.position_accuracy(model, src, copy_vs_reversal.ORDERS[order](src))
+        assert len(shares) == 5 and result[f"{order}_first_step"] == shares[0]
+        assert abs(result[f"{order}_token_accuracy"] - sum(shares) / 5) < 1e-6
+    gap = result["reverse_token_accuracy"] - result["copy_token_accuracy"]
+    assert result["token_gap"] == gap
+    assert {b.measure for b in copy_vs_reversal.EXPERIMENT.bounds} <= set(result)

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import torch
 
-from course_lib.figure_text import describe_attention, matrix_rows, word_list
+from course_lib.figure_text import describe_attention, matrix_rows, number, word_list
 from course_lib.masks import causal_mask
 
 THE_CAT_SAT = ["the", "cat", "sat"]
@@ -64,3 +64,21 @@ def test_matrix_rows():
     assert matrix_rows(matrix, ["cat", "dog"]) == "cat 1.25, 1.20, 0.10; dog 1.20, 1.17, 0.21"
     with pytest.raises(ValueError, match="one row per label"):
         matrix_rows(matrix, ["cat"])
+
+
+@pytest.mark.parametrize(
+    "x, text",
+    [
+        (0.0, "0.00"),
+        (-1e-4, "-1.0e-04"),
+        (3.7e-8, "3.7e-08"),  # float round-off reads as such, not as 0.00
+        (0.87, "0.87"),
+        (-0.001, "-1.0e-03"),
+        (-0.0, "0.00"),
+        (99.994, "99.99"),
+        (480.2, "480"),
+        (123456, "120000"),
+    ],
+)
+def test_number_is_one_formatting_for_picture_alt_and_status(x, text):
+    assert number(x) == text

@@ -5,8 +5,10 @@ untouched, broken in each way a notebook can break, or trying to fake a pass. Ea
 then reads that student's row, feedback or file.
 """
 
+import contextlib
 import csv
 import hashlib
+import io
 from pathlib import Path
 
 import nbformat
@@ -140,11 +142,18 @@ def build_submissions(folder: Path) -> None:
     nb.cells.remove(apply)
     nb.cells.insert(0, apply)
     nbs["deleted_reordered"] = nb
+    # An answer that loops when its check calls it, and a failed import that breaks every cell.
+    nbs["loops_when_checked"] = _replace(
+        _notebook(True),
+        "def attention",
+        "def attention(q, k, v, mask=None):\n    while True:\n        pass",
+    )
+    nbs["missing_import"] = _notebook(True, ("scratch = torch.zeros(3)",))  # a learner's own cell
+    nbs["missing_import"].cells[0].source = SETUP.replace("import torch", "import torhc")
     for name, nb in nbs.items():
         nbformat.write(nb, folder / f"{name}.ipynb")
-    (folder / "malformed.ipynb").write_text(
-        '{"cells": [{"cell_type": "code", "source": ', encoding="utf-8"
-    )
+    for name in ("malformed.ipynb", NAME):  # the second names its lesson
+        (folder / name).write_text('{"cells": [{"cell_type": "code", "source": ', encoding="utf-8")
 
 
 def _fingerprints(folder: Path) -> dict:
@@ -164,26 +173,28 @@ def graded(tmp_path_factory):
     (root / "points.toml").write_text('"3.4" = 3\n', encoding="utf-8")
     out = root / "out" / "grades.csv"
     args = [str(submissions), "--out", str(out), "--jobs", "2", "--timeout", str(TIMEOUT)]
-    code = main([*args, "--points", str(root / "points.toml")])
+    with contextlib.redirect_stdout(io.StringIO()) as printed:
+        code = main([*args, "--points", str(root / "points.toml")])
     with open(out, encoding="utf-8") as f:
         rows = list(csv.DictReader(f))
     return {"code": code, "rows": rows, "by": {r["student"]: r for r in rows}, "out": out.parent,
-            "before": before, "after": _fingerprints(submissions)}  # fmt: skip
+            "before": before, "after": _fingerprints(submissions),
+            "printed": printed.getvalue()}  # fmt: skip
 
 
 def points(row) -> list[str]:
     return [row[f"3.{k}"] for k in range(1, 9)]
 
 
-def feedback(graded, student) -> str:
-    return (graded["out"] / "feedback" / f"{student}.md").read_text(encoding="utf-8")
+def feedback(graded, student, lesson="-03") -> str:
+    return (graded["out"] / "feedback" / f"{student}{lesson}.md").read_text(encoding="utf-8")
 
 
 def test_one_row_per_student_in_a_stable_order(graded):
     assert graded["code"] == 0
     students = [r["student"] for r in graded["rows"]]
     assert students == sorted(students)  # folder order, whatever finished first
-    assert len(students) == 9
+    assert len(students) == 12
     assert list(graded["rows"][0])[:3] == ["student", "lesson", "3.1"]
 
 
@@ -198,7 +209,9 @@ def test_correct_notebook_gets_every_point_with_configured_weights(graded):
 
 def test_untouched_lesson_scores_nothing_despite_stored_passes(graded):
     row = graded["by"]["untouched"]
-    assert set(points(row)) == {"0"} and row["total"] == "0" and row["status"] == "ok"
+    assert set(points(row)) == {"0"} and row["total"] == "0" and row["status"] == "problems"
+    claimed = ", ".join(f"3.{k}" for k in range(1, 9))
+    assert f"stored outputs show ✓ Passed for {claimed}, which this run does not" in row["notes"]
     text = feedback(graded, "untouched")
     assert text.count("… Not done yet") == 8 and "*(no answer)*" in text
 
@@ -242,7 +255,36 @@ def test_malformed_json_gets_an_error_row_and_an_explanation(graded):
     row = graded["by"]["malformed"]
     assert (row["status"], row["total"], row["3.1"]) == ("invalid", "0", "")
     assert "not a valid notebook" in row["notes"]
-    assert "could not be graded" in feedback(graded, "malformed")
+    assert "could not be graded" in feedback(graded, "malformed", lesson="")
+    named = graded["by"][NAME.removesuffix(".ipynb")]  # its name gives its lesson's maximum
+    columns = ("status", "lesson", "total", "max")
+    assert [named[c] for c in columns] == ["invalid", "3", "0", "10"]
+
+
+def test_an_answer_that_hangs_its_check_needs_a_look(graded):
+    row = graded["by"]["loops_when_checked"]
+    assert row["status"] == "problems" and row["3.4"] == "0"
+    assert f"checking 3.4: checking this answer took over {TIMEOUT} s" in row["notes"]
+
+
+def test_many_cell_errors_are_one_line_in_the_summary_and_all_in_the_feedback(graded):
+    row = graded["by"]["missing_import"]
+    errors = row["notes"].count(" raised ")
+    assert row["status"] == "problems" and errors > 3
+    summary = (graded["out"] / "summary.md").read_text(encoding="utf-8")
+    entry = summary.split("**missing_import**")[1].split("\n- **")[0]
+    assert f"  - {errors} cells raised errors; the first: cell 1 (`import math`) raised " in entry
+    assert "ModuleNotFoundError: No module named 'torhc'" in entry
+    assert entry.count(" raised ") == 2  # the count line's own words, then the first error
+    problems = feedback(graded, "missing_import").split("## Exercises")[0]
+    assert problems.count(" raised ") == errors
+
+
+def test_progress_is_printed_as_each_notebook_is_graded(graded):
+    lines = [x for x in graded["printed"].splitlines() if x.startswith("[")]
+    assert graded["printed"].startswith("Grading 12 notebook(s), 2 at a time.")
+    assert [x.split("]")[0] for x in lines] == [f"[{n}/12" for n in range(1, 13)]
+    assert any(x.endswith("correct.ipynb: 10/10, ok") for x in lines)
 
 
 def test_redefining_or_patching_check_has_no_effect(graded):
@@ -269,8 +311,8 @@ def test_reference_handed_back_is_flagged_and_scores_zero(graded):
 
 def test_summary_counts_and_lists_free_text(graded):
     text = (graded["out"] / "summary.md").read_text(encoding="utf-8")
-    assert "| 3.4 | 4 | 2 | 2 | 0 | 1 |" in text  # passed, not yet, not done, not graded, flagged
-    assert "**malformed**" in text and ANSWER in text
+    assert "| 3.4 | 5 | 3 | 2 | 1 | 1 |" in text  # passed, not yet, not done, not graded, flagged
+    assert "**malformed** (lesson ?" in text and ANSWER in text
 
 
 def test_submission_files_are_never_modified(graded):

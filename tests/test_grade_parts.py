@@ -1,24 +1,32 @@
 """The grader's parts, without a kernel: reading notebooks, finding reference code,
 isolating checks, points and reports."""
 
+import base64
 import functools
 import os
 import time
 from pathlib import Path
 
+import cloudpickle
 import nbformat
 import pytest
 import torch
 
 from course_lib.attention import scaled_dot_product_attention
-from course_lib.checks import EXERCISES, FAILED, NOT_DONE, PASSED
+from course_lib.checks import EXERCISES, FAILED, MIME_TYPE, NOT_DONE, PASSED
 from course_lib.checks._rules import course_lib_uses, reference_uses
 from course_lib.lesson_format import ANSWER_PROMPT
 from course_lib.masks import causal_mask
-from course_tools.grading import notebooks, reports
+from course_tools.grading import execution, notebooks, reports
 from course_tools.grading.checking import check_one, isolated
 from course_tools.grading.execution import _only_checks
-from course_tools.grading.grader import POINTS, WRITTEN_POINTS, find_submissions, load_points
+from course_tools.grading.grader import (
+    POINTS,
+    WRITTEN_POINTS,
+    find_submissions,
+    load_points,
+    write_reports,
+)
 
 
 def _nb(*cells):
@@ -150,6 +158,15 @@ def test_runtime_uses_ignore_own_code_data_and_the_checks():
 # Checks in isolated children -----------------------------------------------------------------
 
 
+def test_a_kernel_has_one_thread_even_when_the_first_cell_fails(tmp_path):
+    cells = ["import not_a_module", "import torch\n\nthreads = torch.get_num_threads()"]
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells])
+    ran = execution.run(nb, tmp_path, ["threads"], timeout=60)
+    assert ran.problems[0].startswith("cell 1 (`import not_a_module`) raised ModuleNotFound")
+    blob = base64.b64decode(ran.answers["threads"]["pickle"])
+    assert cloudpickle.loads(blob) == 1  # set before the kernel started, not by a cell
+
+
 def test_isolated_child_returns_the_result():
     assert isolated(lambda: {"status": PASSED, "message": "ok"}, timeout=30) == {
         "status": PASSED,
@@ -233,14 +250,23 @@ def test_the_course_points_file_gives_every_exercise_and_written_answers_points(
     assert all(value > 0 for value in points.values())
 
 
-def test_students_named_by_stem_or_folder_when_stems_repeat(tmp_path):
-    for folder in ("alice", "bob"):
-        (tmp_path / folder).mkdir()
-        (tmp_path / folder / "03_x.ipynb").write_text("{}", encoding="utf-8")
+def test_students_are_named_by_their_folder_or_else_by_their_file(tmp_path):
+    for folder, name in (("alice", "03_x"), ("bob", "03_x"), ("dan/renamed", "homework_final")):
+        (tmp_path / folder).mkdir(parents=True)
+        (tmp_path / folder / f"{name}.ipynb").write_text("{}", encoding="utf-8")
     (tmp_path / "carol.ipynb").write_text("{}", encoding="utf-8")
     (tmp_path / ".ipynb_checkpoints").mkdir()
     (tmp_path / ".ipynb_checkpoints" / "carol-checkpoint.ipynb").write_text("{}", encoding="utf-8")
-    assert [s for _, s in find_submissions([tmp_path])] == ["alice/03_x", "bob/03_x", "carol"]
+    found = find_submissions([tmp_path])
+    assert [s for _, s in found] == ["alice", "bob", "carol", "dan"]
+    assert find_submissions([tmp_path / "bob" / "03_x.ipynb"])[0][1] == "03_x"
+
+
+def test_two_notebooks_of_one_lesson_from_one_student_are_both_kept_and_noted(tmp_path):
+    grades = [reports.SubmissionGrade("ann", f"ann/{n}.ipynb", 3) for n in ("a", "b")]
+    write_reports(grades, tmp_path / "grades.csv")
+    assert sorted(p.name for p in (tmp_path / "feedback").iterdir()) == ["ann-03+.md", "ann-03.md"]
+    assert grades[0].problems == ["2 notebooks of lesson 3: ann/a.ipynb, ann/b.ipynb"]
 
 
 def test_feedback_uses_symbols_and_words_and_flags():
@@ -259,4 +285,15 @@ def test_feedback_uses_symbols_and_words_and_flags():
     for look in ("✓ Passed: **3.1", "✗ Not yet: **3.2", "… Not done yet: **3.3", "⚑ Flagged"):
         assert look in text
     assert "> Because." in text
-    assert reports.file_name("alice/03 x") == "alice_03_x.md"
+    assert reports.file_name("alice/03 x", 3) == "alice_03_x-03.md"
+
+
+def test_stored_passes_are_read_from_the_checks_own_output_its_html_or_its_text():
+    outputs = [
+        nbformat.v4.new_output("display_data", data={MIME_TYPE: {"exercise": "3.1", "status": PASSED}}),
+        nbformat.v4.new_output("display_data", data={"text/html": "<strong>✓ Passed</strong> (exercise 3.2): ok"}),
+        nbformat.v4.new_output("stream", text="✓ Passed (exercise 3.3): typed by hand"),
+        nbformat.v4.new_output("stream", text="✗ Not yet (exercise 3.4): no"),
+    ]  # fmt: skip
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("x", outputs=outputs)])
+    assert notebooks.claimed_passes(nb) == {"3.1", "3.2", "3.3"}

@@ -14,7 +14,8 @@ pytestmark = pytest.mark.skipif(shutil.which("make") is None, reason="needs make
 
 def make(tmp_path, *args, env=None) -> subprocess.CompletedProcess:
     """``make ARGS`` with a copy of the Makefile in an empty folder (no .venv to reuse)."""
-    shutil.copy(ROOT / "Makefile", tmp_path / "Makefile")
+    for name in ("Makefile", "learner.mk"):
+        shutil.copy(ROOT / name, tmp_path / name)
     shutil.copy(ROOT / "requirements.txt", tmp_path / "requirements.txt")
     command = ["make", "--no-print-directory", *args]
     return subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, env=env)

@@ -16,6 +16,7 @@ import pytest
 import torch
 from PIL import Image
 
+from course_lib.figure_text import number
 from course_lib.positional import sinusoidal_encoding
 from course_lib.widgets.pe_data import (
     describe_pe,
@@ -252,6 +253,12 @@ def test_the_wave_list_and_the_limit_are_said_in_the_controls(explorer):
     assert "course-live" in explorer.wave_list._dom_classes  # read out when it changes
 
 
+def view_titles(picture, d_model, position, dims, offset) -> str:
+    picture.update(d_model=d_model, position=position, dims=dims, offset=offset)
+    picture.png()
+    return " ".join(ax.get_title() for ax in picture.axes.values())
+
+
 @pytest.mark.parametrize(
     "d_model, position, dims, offset",
     [(64, 10, (0, 8, 20), 3), (16, 0, (1, 15), 7), (512, 99, (0, 300), 50)],
@@ -278,7 +285,10 @@ def test_the_description_names_the_waves_the_similarity_peak_and_the_shift(
     distance = (sim[position] - low).abs().argmin().item() - position
     assert f"lowest {round(low, 2) + 0.0:.2f} at distance {abs(distance)}" in text
     assert f"d_model = {d_model}, 100 positions, position {position} marked" in text
-    assert f"R_{offset} · PE({position}) = PE({position + offset}) up to 0.00." in text
+    error = f"error {number(view.error)}"  # as the picture prints it: 3.7e-08, not 0.00
+    assert f"R_{offset} · PE({position}) = PE({position + offset}) up to float32 round-off" in text
+    assert error in text and "e-0" in error
+    assert error in view_titles(PEFigure(), d_model, position, dims, offset)
 
 
 def test_position_slider_redraws_and_changes_the_picture(explorer):
@@ -321,7 +331,8 @@ def test_save_writes_the_png_on_show(explorer, tmp_path):
     assert path.read_bytes() == shown_png(explorer)
     assert path.name in explorer.status.value
     explorer.offset.value = 4
-    assert explorer.status.value == ""  # the note was about the previous picture
+    assert path.name not in explorer.status.value  # the note was about the previous picture
+    assert "R_4·PE(12): error" in explorer.status.value  # the numbers the picture prints
 
 
 def test_save_reports_a_failure_in_the_status(tmp_path):

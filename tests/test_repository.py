@@ -39,10 +39,10 @@ def test_the_links_of_an_address():
         f"https://kaggle.com/kernels/welcome?src={FORK}/blob/main/lessons/03_x.ipynb"
     )
     assert repository.binder(FORK) == (
-        "https://mybinder.org/v2/gh/someone/fork/main?urlpath=lab/tree/workspace"
-    )
+        "https://mybinder.org/v2/gh/someone/fork/students?urlpath=lab/tree/workspace"
+    )  # the students' release: no solutions in a student's image or home folder
     assert repository.nbgitpuller(FORK) == (
-        f"https://HUB/hub/user-redirect/git-pull?repo={FORK}&branch=main"
+        f"https://HUB/hub/user-redirect/git-pull?repo={FORK}&branch=students"
         "&urlpath=lab/tree/fork/lessons"
     )
     with pytest.raises(ValueError, match="url should be https://github.com/OWNER/NAME; got 'x'"):

@@ -48,10 +48,13 @@ def empty_registry():
 def fake_timing(monkeypatch):
     """Lesson 1's explorer without real timing: LSTM linear in n, attention quadratic."""
 
-    def measure(kind, n, d, **_):
+    def measure(kind, n, d):
         return (n * 1e-5 if kind == "lstm" else n * n * 4e-8) * d / 64
 
-    monkeypatch.setattr(sequence_cost, "measure_forward", measure)
+    def grid(points, **_):
+        return {p: [measure(*p), 1.1 * measure(*p)] for p in points}
+
+    monkeypatch.setattr(sequence_cost, "measure_grid", grid)
 
 
 def _settings(explorer) -> dict:
@@ -288,7 +291,7 @@ def test_lesson_1_measures_each_setting_and_says_the_times_are_the_builders(fake
     assert "measured on the computer that built this page" in exported["note"]
     for state in exported["states"]:
         n, d = state["values"]["n"], state["values"]["d"]
-        assert f"at n = {n} the LSTM" in state["alt"] and f"d = {d}," in state["alt"]
+        assert f"Measured at n = {n:,}, d = {d}, batch 1: LSTM" in state["alt"]
 
 
 def test_faceted_examples_export_one_control_per_part(tmp_path):

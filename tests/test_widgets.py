@@ -645,7 +645,7 @@ def test_the_description_names_each_querys_strongest_key_and_the_settings(
     head = settings.get("head", 0)
     assert f"head {head + 1} of 2" in text if example.n_heads == 2 else "head" not in text
     assert f"τ = {settings.get('temperature', 1.0):.2f}" in text
-    assert ("not divided by √d_k" in text) == (settings.get("scale") is False)
+    assert ("no √d_k" in text) == (settings.get("scale") is False)
     assert ("causal mask on" in text) == settings.get("causal", False)
     T_q, T_k = example.scores.shape[1:]
     assert f"{T_q} queries (rows) by {T_k} keys (columns)" in text

@@ -65,9 +65,67 @@ def test_bad_input_names_the_argument(call, name):
 def test_measure_forward_returns_seconds_and_leaves_the_rng_alone(kind):
     sequence_cost._layers.clear()  # building a layer draws initial weights
     before = torch.random.get_rng_state()
-    seconds = measure_forward(kind, 16, 32, repeats=2)
+    seconds = measure_forward(kind, 16, 32, samples=2)
     assert isinstance(seconds, float) and 0 < seconds < 1
     assert torch.equal(torch.random.get_rng_state(), before)
+
+
+def test_the_samples_are_taken_in_rounds_over_every_point(monkeypatch):
+    """A slow moment of the machine then falls on every point alike."""
+    timed = []
+
+    def seconds(forward, calls):
+        timed.append(forward.point)
+        return 1e-3
+
+    def forward(kind, n, d, batch):
+        def run():
+            return None
+
+        run.point = (kind, n, d)
+        return run
+
+    monkeypatch.setattr(sequence_cost, "_seconds", seconds)
+    monkeypatch.setattr(sequence_cost, "_forward", forward)
+    points = [("lstm", 16, 32), ("attention", 16, 32), ("lstm", 32, 32)]
+    samples = sequence_cost.measure_grid(points, samples=3)
+    assert samples == {point: [1e-3] * 3 for point in points}
+    assert timed == points + points * 3  # the warm-up calls, then three rounds
+
+
+def test_enough_calls_per_sample_for_small_layers(monkeypatch):
+    calls = []
+
+    def seconds(forward, n_calls):
+        calls.append(n_calls)
+        return 1e-5  # 10 µs a call: one sample needs many of them
+
+    monkeypatch.setattr(sequence_cost, "_seconds", seconds)
+    sequence_cost.measure_grid([("lstm", 16, 32)], samples=2)
+    assert calls == [1, 200, 200]  # the warm-up, then MAX_CALLS (2 ms would need 200)
+
+
+def test_the_fastest_sample_is_drawn_and_the_spread_reported(monkeypatch):
+    """Other work only adds time: one disturbed sample moves neither the point nor the trend."""
+    clean = {("lstm", n, 32): n * 1e-5 for n in (16, 32, 64)}
+    clean |= {("attention", n, 32): n * n * 1e-7 for n in (16, 32, 64)}
+
+    def grid(points, samples, **_):
+        # the second round of the smallest points ran while something else was busy
+        return {
+            p: [clean[p] * (1 + 3 * (i == 1 and p[1] == 16)) for i in range(samples)]
+            for p in points
+        }
+
+    monkeypatch.setattr(sequence_cost, "measure_grid", grid)
+    explorer = SequenceCostExplorer(n=64, d=32)
+    assert explorer.timings == pytest.approx(clean)
+    lstm = [explorer.timings["lstm", n, 32] for n in (16, 32, 64)]
+    assert lstm == sorted(lstm)  # the LSTM's time grows with n, as it should
+    assert explorer.spreads["lstm", 16, 32] == pytest.approx(3.0)
+    assert explorer.spreads["lstm", 64, 32] == 0
+    noise = "took up to 4.0× the fastest at n = 16 and 1.0× at n = 64"
+    assert noise in explorer.text and noise in explorer.status.value
 
 
 def test_the_timed_layers_are_the_ones_the_legend_names():
@@ -91,16 +149,47 @@ def test_the_description_says_which_layer_was_faster_and_its_times(n):
     text = describe_sequence_cost(n, 64, timings)
     faster = "self-attention" if attention < lstm else "the LSTM"
     ratio = max(lstm, attention) / min(lstm, attention)
-    assert f"LSTM takes {lstm:.2f} ms and self-attention {attention:.2f} ms" in text
-    assert f"so {faster} is {ratio:.1f}× faster" in text
+    assert f"LSTM {lstm:.2f} ms, self-attention (4 heads) {attention:.2f} ms" in text
+    assert f"; {faster} is {ratio:.1f}× faster" in text
     first = 1000 * timings["lstm", 16, 64]
-    assert (f"LSTM {first:.2f} → {lstm:.2f} ms" in text) == (n > 16)
+    assert (f"LSTM {first:.2f} → " in text) == (n > 16)
     assert f"{n:,} sequential steps against 1" in text and f"{n - 1:,} hops against 1" in text
 
 
 def test_the_description_calls_a_draw_a_draw():
     timings = {(kind, 16, 32): 0.001 for kind in KINDS}
-    assert "so both take the same time" in describe_sequence_cost(16, 32, timings)
+    assert "; both take the same time" in describe_sequence_cost(16, 32, timings)
+
+
+@pytest.mark.parametrize(
+    "n, words",
+    [
+        (16, "Crossing: at n = 16 only, self-attention is faster; raise n to see the curves"),
+        (128, "Crossing: not yet, self-attention is faster at n = 128; raise n"),
+        (256, "Crossing: not yet, self-attention is faster at n = 256; raise n"),
+        (512, "Crossing: between n = 256 and 512; self-attention is slower from n = 512 on"),
+        (1024, "Crossing: between n = 256 and 512; self-attention is slower from n = 512 on"),
+    ],
+)
+def test_the_crossing_is_where_attention_becomes_and_stays_slower(n, words):
+    timings = fake_timings(64)  # slower from 512 on
+    timings["attention", 256, 64] = timings["lstm", 256, 64]  # a tie is not slower
+    timings["attention", 16, 64] = 1.0  # a disturbed first point does not make a crossing
+    if n > 16:
+        assert sequence_cost.crossing(n, 64, timings) == words
+    else:
+        assert sequence_cost.crossing(n, 64, fake_timings(64)) == words
+
+
+def test_the_crossing_says_when_one_layer_is_faster_everywhere():
+    lstm_faster = {(k, n, 32): (1 if k == "lstm" else 2) * n for k in KINDS for n in LENGTHS}
+    assert sequence_cost.crossing(64, 32, lstm_faster) == (
+        "Crossing: none, the LSTM is faster at every n from 16 to 64"
+    )
+    attention_faster = {(k, n, 32): (2 if k == "lstm" else 1) * n for k in KINDS for n in LENGTHS}
+    assert sequence_cost.crossing(1024, 32, attention_faster) == (
+        "Crossing: not up to n = 1,024, the largest length here; self-attention is faster"
+    )
 
 
 def test_render_plots_the_timings_in_ms_up_to_n_and_the_counts_at_n():
@@ -173,11 +262,11 @@ def test_cost_crossover_plot_marks_n_equal_d():
 def explorer(monkeypatch):
     calls = []
 
-    def fake_measure(kind, n, d, *, batch=1, repeats=3):
-        calls.append((kind, n, d))
-        return fake_timings(d)[kind, n, d]
+    def fake_grid(points, *, samples, batch=1):
+        calls.extend(points)
+        return {(kind, n, d): [fake_timings(d)[kind, n, d]] * samples for kind, n, d in points}
 
-    monkeypatch.setattr(sequence_cost, "measure_forward", fake_measure)
+    monkeypatch.setattr(sequence_cost, "measure_grid", fake_grid)
     explorer = SequenceCostExplorer(n=64, d=32)
     explorer.calls = calls
     return explorer
@@ -201,13 +290,15 @@ def test_the_explorer_redraws_one_figure_and_shows_what_a_new_one_shows(explorer
     explorer.n_select.value = 128
     assert explorer.figure is figure
     shown = base64.b64decode(explorer.output.outputs[0]["data"]["image/png"])
-    assert shown == figure_png(render_sequence_cost(128, 64, explorer.timings))
+    expected = render_sequence_cost(128, 64, explorer.timings, explorer.spreads)
+    assert shown == figure_png(expected)
 
 
 def test_the_explorer_shows_a_png_and_says_which_layer_won(explorer):
     (output,) = explorer.output.outputs
     assert base64.b64decode(output["data"]["image/png"]).startswith(PNG_MAGIC)
-    assert output["data"]["text/plain"] == describe_sequence_cost(64, 32, explorer.timings)
+    text = describe_sequence_cost(64, 32, explorer.timings, explorer.spreads)
+    assert output["data"]["text/plain"] == text
     assert "self-attention is 4.0× faster" in explorer.status.value  # 0.64 ms vs 0.16 ms
     explorer.n_select.value = 1024
     assert "the LSTM is 4.0× faster" in explorer.status.value

@@ -79,7 +79,43 @@ def expect_shape(name: str, x: torch.Tensor, shape: tuple[int, ...], letters: st
         )
 
 
-def close(got: torch.Tensor, expected: torch.Tensor, atol: float = 1e-4) -> bool:
+def typed_tolerance(expected):
+    """How far a number typed by hand may be from the reference: the course's one rounding
+    policy, stated in lesson 1 and applied by every check that takes typed numbers.
+
+    A typed number passes when it agrees with the reference to 2 decimal places or to 3
+    significant figures, whichever is looser: the reference rounded either way passes, and
+    so does anything closer. With e = floor(log10 |reference|), its order of magnitude::
+
+        |typed - reference| <= max(0.005, 0.5 * 10 ** (e - 2))
+
+    e.g. 0.6698 takes 0.67 (±0.005), 4.3395 takes 4.34, 61.03 takes 61.0 (±0.05) and
+    117.8 takes 118 (±0.5). Whole-number answers (counts) stay exact: a check of a count
+    does not use this. Elementwise on a tensor; a float for a number.
+    """
+    ref = as_tensor("expected", expected).abs()
+    magnitude = torch.floor(torch.log10(ref.clamp(min=1e-300)))
+    # A hair of slack so that a reference's own decimal rounding (0.125 -> 0.13) is not lost
+    # to binary floating point.
+    tolerance = torch.clamp(0.5 * 10 ** (magnitude - 2), min=0.005) * (1 + 1e-9)
+    return float(tolerance) if tolerance.dim() == 0 else tolerance
+
+
+def typed_close(got, expected) -> bool:
+    """Whether ``got`` (a number, list, array or tensor) agrees with ``expected`` under the
+    course's rounding policy for numbers typed by hand (:func:`typed_tolerance`)."""
+    got, expected = as_tensor("got", got), as_tensor("expected", expected)
+    if got.shape != expected.shape:
+        return False
+    return bool(((got - expected).abs() <= typed_tolerance(expected)).all())
+
+
+def close(
+    got: torch.Tensor, expected: torch.Tensor, atol: float = 1e-4, typed: bool = False
+) -> bool:
+    """Same shape and within ``atol``; with ``typed``, within the rounding policy instead."""
+    if typed:
+        return typed_close(got, expected)
     got, expected = as_tensor("got", got), as_tensor("expected", expected)
     return got.shape == expected.shape and torch.allclose(got, expected, atol=atol, rtol=0)
 
@@ -90,15 +126,18 @@ def fmt(x) -> str:
     return np.array2string(values, precision=3, floatmode="fixed", suppress_small=True)
 
 
-def match(got, wrong) -> str | None:
-    """The message of the first typical mistake ``(tensor, message)`` that ``got`` reproduces."""
+def match(got, wrong, typed: bool = False) -> str | None:
+    """The message of the first typical mistake ``(tensor, message)`` that ``got`` reproduces;
+    with ``typed``, failing that, the first it reproduces at the rounding a number typed by
+    hand may have (:func:`typed_tolerance`), where two mistakes may look alike."""
     got = as_tensor("got", got)
-    for candidate, message in wrong:
-        candidate = as_tensor("candidate", candidate)
-        if got.shape == candidate.shape and torch.allclose(
-            got, candidate, atol=1e-4, rtol=0, equal_nan=True
-        ):
+    candidates = [(as_tensor("candidate", c), m) for c, m in wrong]
+    candidates = [(c, m) for c, m in candidates if c.shape == got.shape]
+    for candidate, message in candidates:
+        if torch.allclose(got, candidate, atol=1e-4, rtol=0, equal_nan=True):
             return message
+    if typed:
+        return next((m for c, m in candidates if typed_close(got, c)), None)
     return None
 
 
@@ -127,7 +166,14 @@ def digits(expected: float, got: float) -> tuple[str, str]:
 
 
 def diagnose(
-    name, got, expected, wrong=(), atol: float = 1e-4, weights: bool = False, during: str = ""
+    name,
+    got,
+    expected,
+    wrong=(),
+    atol: float = 1e-4,
+    weights: bool = False,
+    during: str = "",
+    typed: bool = False,
 ) -> None:
     """Return if ``got`` matches ``expected``; otherwise raise a Mismatch saying why.
 
@@ -136,13 +182,15 @@ def diagnose(
             has the shared ones). If ``got`` reproduces one, its message is the diagnosis.
         weights: ``got`` holds attention weights, so each row (last axis) should sum to 1.
         during: how the learner's function was called; it starts the message ("{during}: ").
+        typed: ``got`` may be typed by hand: it passes, and reproduces a mistake, within the
+            course's rounding policy (:func:`typed_tolerance`) instead of ``atol``.
     """
     got = as_tensor(name, got)
     expected = as_tensor("expected", expected)
     try:
         expect_shape(name, got, expected.shape)
-        if not close(got, expected, atol):
-            named = match(got, wrong) or (weights and row_sums(name, got))
+        if not close(got, expected, atol, typed):
+            named = match(got, wrong, typed) or (weights and row_sums(name, got))
             if named:
                 raise Mismatch(named, MISTAKE)
             raise Mismatch(difference(name, got, expected), DIFFERENCE)

@@ -48,14 +48,15 @@ def recall_problems(answer_1_1):
     the model can learn.
 
     (b) Those are the Transformer's own costs: its n × n score matrix grows quadratically. A
-    recurrent layer's state has a fixed size whatever n is.
+    recurrent layer's state has a fixed size whatever n is, and what fades along its chain
+    fades whatever its number of parameters.
 
     (c) Speed: h_t needs h_{t-1}, so n positions take n steps one after another and most of a
     parallel machine sits idle. Quality: what word 1 says reaches word n only through n - 1
     transformations, and it fades on the way (so do the gradients).
 
     (d) Neither is a problem of recurrence: an LSTM often has fewer parameters than a
-    Transformer of the same width, and recurrence handles any length naturally.
+    Transformer of the same width, and recurrence reads inputs of any length, one step each.
     """
 
 
@@ -64,9 +65,11 @@ def recall_problems(answer_1_1):
 
 @exercise("1.2", "Apply: steps and paths for 100 words")
 def steps_and_paths(rnn_steps, rnn_path, attention_steps, attention_path) -> str:
-    """The worked example had 5 words: 5 steps and 4 hops for the RNN, 1 and 1 for attention.
+    """Redo the worked example of section 3 with 100 words instead of 5: what grows with the
+    number of words, and what does not?
 
-    The RNN path from word 1 to word n counts the arrows h1 → h2 → ... → hn: n - 1.
+    The RNN makes one step per word. Its path from word 1 to word n counts the arrows
+    h1 → h2 → ... → hn, one fewer than the words.
     """
     got = {
         "rnn_steps": whole_number("rnn_steps", rnn_steps, _WHOLE),
@@ -171,11 +174,14 @@ CROSSOVER_D = 1024  # the big model's d_model (Table 3): crossover_n asks where 
 
 @exercise("1.3", "Extend: which layer is cheaper?")
 def costs(attention_cost, recurrent_cost, crossover_n) -> str:
-    """Self-attention: n² pairs of positions, a d-dimensional dot product for each.
+    """Count what each layer repeats, and what one repetition costs: self-attention works on
+    pairs of positions, the recurrence on steps.
 
-    Recurrence: n steps, each a d × d matrix times a vector.
+    Self-attention: n² pairs of positions, a d-dimensional dot product for each. Recurrence:
+    n steps, each a d × d matrix times a vector.
 
-    n²·d = n·d²: divide both sides by n·d. The question is about d = 1,024, not section 4's 512.
+    Set the two costs equal and divide both sides by n·d. The question is about d = 1,024, not
+    section 4's 512.
     """
     got = {
         name: [_cost(fn, name, n, d) for n, d in _COST_CASES]
@@ -334,11 +340,14 @@ def _product(c: float, *factors: tuple[str, int]) -> str:
 
 @exercise("1.4", "Lab L1.A: token and sequence accuracy")
 def accuracy(reversal_accuracy) -> str:
-    """The decoder is given the first target token, so compare predicted[:, 1:] with
-    target[:, 1:].
+    """Which position is the decoder given rather than asked to predict? Only the positions
+    it predicts are scored.
 
-    Token accuracy: the mean of the matches. Sequence accuracy: the mean over rows of
-    .all(dim=1).
+    Compare predicted and target at positions 2 to L. Token accuracy is the share of those
+    comparisons that match; sequence accuracy the share of rows whose comparisons all match.
+
+    `right = predicted[:, 1:] == target[:, 1:]`, then `right.float().mean()` and
+    `right.all(dim=1).float().mean()`, each as a Python number with `.item()`.
     """
     predicted, target = _accuracy_case()
     result = call(
@@ -533,12 +542,14 @@ _LSTM_FORMULA = "4·hidden·d_in (W_ih) + 4·hidden² (W_hh) + 8·hidden (b_ih a
 
 @exercise("1.5", "Lab L1.B: the parameters of an LSTM layer")
 def lstm_parameter_count(lstm_parameters) -> str:
-    """Four gates; each has a weight matrix for the input (hidden × d_in) and one for h_{t-1}
-    (hidden × hidden).
+    """Count one gate first: which vector does each of its weight matrices read, and how
+    long is what it writes? Then count the gates.
 
-    PyTorch gives each gate two bias vectors, b_ih and b_hh.
+    A gate's input weights are hidden × d_in, its recurrent weights hidden × hidden, and
+    PyTorch gives it two bias vectors of length hidden, b_ih and b_hh. There are four gates.
 
-    Check against sum(p.numel() for p in torch.nn.LSTM(d_in, hidden).parameters()).
+    Compare your count with PyTorch's:
+    `sum(p.numel() for p in torch.nn.LSTM(d_in, hidden).parameters())`.
     """
     counts = []
     for d_in, hidden in _LSTM_CASES:
@@ -658,9 +669,13 @@ _BYTE_BASE, _BYTE_STEPS = (6, 1, 1, 1), (2, 2, 3, 5)  # n ×2, heads 2, layers 3
 
 @exercise("1.6", "Lab L1.C: the memory of the score matrix")
 def score_memory(attention_bytes) -> str:
-    """One head of one layer for one sequence holds n × n scores of 4 bytes each.
+    """Start with one head of one layer for one sequence: how many scores does it hold, and
+    how many bytes does a float32 take?
 
-    Every head, every layer and every sequence in the batch has its own matrix: multiply.
+    One such matrix holds n × n scores of 4 bytes each. Every head, every layer and every
+    sequence in the batch has its own matrix.
+
+    `4 * n * n * heads * layers * batch`.
     """
     if not callable(attention_bytes):
         raise Mismatch(f"expected a function; got {type(attention_bytes).__name__}", TYPE)
@@ -688,8 +703,8 @@ def score_memory(attention_bytes) -> str:
             DIFFERENCE,
         )
     return (
-        "4·n² bytes per head, layer and sequence: 1 MiB at 512 tokens, 65.5 GB (61.0 GiB) at "
-        "128,000."
+        "4·n² bytes per head, layer and sequence: 1 MiB for one head at 512 tokens, 24 GiB for "
+        "the base model's 8 heads × 6 layers on 32 sequences of 2,048 tokens."
     )
 
 
@@ -778,9 +793,11 @@ def _byte_mistake(fn) -> str | None:
 
 @multiple_choice("1.7", "Lab L1.C: the inconsistent row", correct="a")
 def inconsistent_row(answer_1_7):
-    """Compute 128,000² × 4 bytes and compare it with 64 × 10⁹ and with 64 × 2³⁰.
+    """Check the row one number at a time: the entries from the tokens, then the bytes from
+    the entries.
 
-    Which n gives exactly 64 GiB? Try n = 128 × 1,024.
+    Compute 128,000² × 4 bytes and compare it with 64 × 10⁹ (64 GB) and with 64 × 2³⁰
+    (64 GiB). Which n gives exactly 64 GiB? Try n = 128 × 1,024.
 
     (a) 16,384,000,000 entries × 4 bytes = 65,536,000,000 B = 65.5 GB = 61.0 GiB. 64 is exact
     only for 131,072 = 128 × 1,024 tokens: 17,179,869,184 entries, 64 GiB.
@@ -789,6 +806,6 @@ def inconsistent_row(answer_1_7):
 
     (c) float32 takes 4 bytes (float64 takes 8); with 8 bytes the row would say about 131 GB.
 
-    (d) The table is for one head, one layer and one sequence; more heads or layers would
-    multiply every row, not explain why one row disagrees with its own entry count.
+    (d) The table is for one head, one layer and one sequence, and so is its entry count; 8
+    heads would take 8 times as much, about 524 GB, not ~64 GB.
     """

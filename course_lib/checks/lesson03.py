@@ -11,17 +11,22 @@ import functools
 import inspect
 import math
 import re
+import statistics
 
 import torch
 
 from ..masks import causal_mask, padding_mask, target_mask
 from ._core import (
     DIFFERENCE,
+    FAILED,
     MISTAKE,
+    NOT_DONE,
     SHAPE,
+    TYPE,
     Mismatch,
     NotDone,
     call,
+    declared,
     exercise,
     multiple_choice,
 )
@@ -37,7 +42,7 @@ from ._mistakes import (
     tensor_pair,
     weight_mistakes,
 )
-from ._tensors import as_tensor, close, diagnose, fmt, match
+from ._tensors import as_tensor, close, diagnose, fmt, match, one_number
 
 # Shared by several exercises -------------------------------------------------------------------
 
@@ -71,8 +76,9 @@ def recall(answer_3_1):
 
     What does a softmax look like when its inputs differ by ±8 or more? And its gradient?
 
-    (a) The division costs one extra operation; the matrix products cost the same with or
-    without it. The reason is what large scores do to the softmax.
+    (a) Overflow is not the issue: at d_k = 64 unscaled scores are around ±8, far inside
+    float16's range (±65,504), and the softmax subtracts each row's largest score before
+    exponentiating. The reason is what large scores do to the softmax.
 
     (b) The softmax makes every row sum to 1 whatever the scale of the scores; the scale only
     decides how peaked each row is.
@@ -81,8 +87,8 @@ def recall(answer_3_1):
     common; the softmax then puts almost all weight on one key, its gradients p_i(δ_ij - p_j)
     are nearly zero, and learning stalls.
 
-    (d) Dividing by the constant √d_k does not give vectors unit length; cosine similarity
-    would divide each score by its own |q|·|k|.
+    (d) Dividing by the constant √d_k does not give vectors unit length, and the scaled scores
+    are not bounded by 1; cosine similarity would divide each score by its own |q|·|k|.
     """
 
 
@@ -94,11 +100,14 @@ _APPLY_VALUES = torch.tensor([5.0, 3.0], dtype=torch.float64)
 
 @exercise("3.2", "Apply: one query, two keys")
 def apply(apply_weights, apply_output) -> str:
-    """Scores are q·k for each key: [1, 0]. Scale them by 1/√d_k with d_k = 2.
+    """Follow the five steps with a single query: one score per key, scaled, then a softmax
+    over the two keys; the output mixes the values with those weights.
 
-    softmax([0.7071, 0]) = [e^0.7071, 1] / (e^0.7071 + 1).
+    The scores q·k are [1, 0]; divided by √d_k = √2 they are [0.7071, 0]. The softmax of
+    [a, 0] is [eᵃ, 1] / (eᵃ + 1), and the output is w₁·5 + w₂·3.
 
-    The output is w₁·5 + w₂·3.
+    `apply_weights = (K_apply @ q_apply / math.sqrt(2)).softmax(dim=-1)`, then
+    `apply_output = apply_weights @ V_apply`.
     """
     s, values = _APPLY_SCORES, _APPLY_VALUES
     scaled = s / math.sqrt(2)
@@ -131,10 +140,11 @@ def apply(apply_weights, apply_output) -> str:
         ),
         *softmax_confusions(scaled),
     ]
-    named = None if close(got, weights, 2e-3) else match(got, wrong) or _apply_scale(got)
+    typed = close(got, weights, typed=True)  # numbers typed by hand: the course's rounding
+    named = None if typed else match(got, wrong, typed=True) or _apply_scale(got)
     if named:
         raise Mismatch(named, MISTAKE)
-    diagnose("apply_weights", got, weights, wrong, atol=2e-3, weights=True)
+    diagnose("apply_weights", got, weights, wrong, weights=True, typed=True)
     out = as_tensor("apply_output", apply_output)
     if out.numel() != 1:
         not_summed = (
@@ -180,7 +190,7 @@ def apply(apply_weights, apply_output) -> str:
         (s.softmax(-1) @ values, "this output uses unscaled weights, softmax([1, 0])."),
         ((s / 2).softmax(-1) @ values, "this output uses weights scaled by 1/d_k, not 1/√d_k."),
     ]
-    diagnose("apply_output", out.reshape(()), output, wrong, atol=2e-3)
+    diagnose("apply_output", out.reshape(()), output, wrong, typed=True)
     return (
         f"weights {fmt(weights)}, output {float(output):.4f}: between 3 and 5, nearer 5, the "
         "value of the better-matching key."
@@ -204,10 +214,14 @@ def _apply_scale(got: torch.Tensor) -> str | None:
 
 @exercise("3.3", "Extend: the causal weight pattern")
 def causal_pattern(causal_weights) -> str:
-    """Start from a 4 x 4 matrix of zero scores and hide every key j > i.
+    """Query i may see keys 0 to i, and all its visible scores are equal: what does a softmax
+    make of equal scores?
 
-    scores.masked_fill(~torch.ones(4, 4, dtype=torch.bool).tril(), float('-inf')), then
-    softmax over dim=-1.
+    Start from a 4 x 4 matrix of zero scores, set the scores of the hidden keys (j > i) to
+    -inf, then take the softmax over the keys, the last axis.
+
+    `torch.zeros(4, 4).masked_fill(~torch.ones(4, 4, dtype=torch.bool).tril(), float("-inf"))`,
+    then `.softmax(dim=-1)`.
     """
     got = as_tensor("causal_weights", causal_weights)
     four = {(n, n): f"that is {n} tokens; the exercise has four, so (4, 4)." for n in range(1, 9)}
@@ -256,7 +270,7 @@ def causal_pattern(causal_weights) -> str:
         *softmax_mistakes(zeros, causal),
         *softmax_confusions(masked(zeros, causal))[:1],  # the log-probabilities
     ]
-    diagnose("causal_weights", got, expected, wrong, atol=1e-3, weights=True)
+    diagnose("causal_weights", got, expected, wrong, weights=True, typed=True)  # 0.33 passes
     return (
         "lower-triangular rows of 1, 1/2, 1/3 and 1/4: each token shares its attention equally "
         "among itself and the tokens before it."
@@ -270,10 +284,13 @@ def causal_pattern(causal_weights) -> str:
 def attention_function(attention) -> str:
     """Follow the five steps: scores, scale, mask, softmax, weighted sum.
 
-    q @ k.transpose(-2, -1) works for any number of leading dimensions; k.T and torch.bmm do
-    not.
+    For any number of leading dimensions, swap only the last two axes of k: k.T reverses every
+    axis, and torch.bmm takes exactly three. The mask hides scores before the softmax, which
+    runs over the keys, the last axis.
 
-    Mask before the softmax: scores.masked_fill(~mask, float('-inf')); softmax over dim=-1.
+    `scores = q @ k.transpose(-2, -1) / math.sqrt(d_k)`; with a mask,
+    `scores = scores.masked_fill(~mask, float("-inf"))`; then
+    `weights = scores.softmax(dim=-1)` and the output `weights @ v`.
     """
     g = torch.Generator().manual_seed(3)
 
@@ -436,72 +453,200 @@ def _runs(fn, *args) -> bool:
     return True
 
 
-# 3.5 (lab L3.B) Saturation: the mean largest weight over 10 keys -------------------------------
+# 3.5 (lab L3.B) Saturation, measured: the mean largest weight over 10 keys ---------------------
 
-# The mean largest of 10 softmax weights of N(0, σ²) scores, from 20 million rows (±0.00004):
-# what 10,000 rows estimate, within 0.0017 (σ = 8) and 0.0011 (σ = 1), one standard error.
-_LARGEST = {"mean_max_unscaled": (8.0, 0.8661), "mean_max_scaled": (1.0, 0.3203)}
-# Within about 4 standard errors of 10,000 rows: wider would let σ = 7 or 9, or 9 or 11
-# scores per row, pass (they move the means by 0.015 to 0.019).
-_SATURATION_TOLERANCE = {"mean_max_unscaled": 0.0075, "mean_max_scaled": 0.006}
-_SAMPLING = (
-    "with 10,000 rows of 10 scores, as the exercise asks, the estimate lands within {tol} of "
-    "{mean:.4f}"
-)
+# For scores of standard deviation std, 10 per row: the exact mean of a row's largest softmax
+# weight, and σ, the standard deviation of one row's largest weight, from 10 million rows
+# (each mean ±0.00006). A mean of n rows scatters around the exact value by σ/√n.
+_EXACT = {8.0: (0.8661, 0.1697), 1.0: (0.3202, 0.1086), 2.0: (0.5317, 0.1882)}
+_ROWS = 10_000  # the sample size the exercise asks for
+_SEEDS = range(8)
+# The average of 8 measurements must land within 5 of its standard errors of the exact mean (a
+# right answer misses about once in 2 million checks, for each std); 9 or 11 scores per row move
+# it by 0.015 or more, over 20 standard errors.
+_Z = 5.0
+# 8 measurements may scatter up to 2.5 times σ/√n (a right answer scatters more about once in
+# 4 million checks): a function that draws 100 rows instead of 10,000 scatters 10 times more.
+_SCATTER = 2.5
 
 
-@exercise("3.5", "Lab L3.B: saturation")
-def saturation(mean_max_unscaled, mean_max_scaled) -> str:
-    """Draw a (10_000, 10) tensor of scores with torch.randn and multiply by the standard
-    deviation.
+@exercise("3.5", "Lab L3.B: saturation, measured")
+def saturation(mean_max_weight) -> str:
+    """Draw the scores from a generator seeded with seed: the same call then repeats its
+    measurement, and another seed gives fresh draws.
 
-    softmax over dim=-1, then .max(dim=-1).values, then .mean().
+    n rows of 10 standard-normal scores, times std; a softmax over each row's 10 scores; each
+    row's largest weight; the mean of those, as one number.
+
+    `g = torch.Generator().manual_seed(seed)`, `scores = std * torch.randn(n, 10, generator=g)`,
+    then return `scores.softmax(dim=-1).max(dim=-1).values.mean().item()`.
     """
-    got = {}
-    for name, value in (
-        ("mean_max_unscaled", mean_max_unscaled),
-        ("mean_max_scaled", mean_max_scaled),
-    ):
-        x = as_tensor(name, value)
-        if x.numel() != 1:
-            raise Mismatch(
-                f"`{name}` should be one number (a mean over many rows); "
-                f"got shape {tuple(x.shape)}",
-                SHAPE,
-            )
-        got[name] = float(x)
-        if not math.isfinite(got[name]):
-            raise Mismatch(
-                f"`{name}` is {got[name]}, not a number: a softmax over a row of -inf scores, "
-                "or 0/0?",
-                DIFFERENCE,
-            )
-    u, s = got["mean_max_unscaled"], got["mean_max_scaled"]
-    wrong = [
-        n for n, value in got.items() if abs(value - _LARGEST[n][1]) > _SATURATION_TOLERANCE[n]
-    ]
-    if not wrong:
-        return (
-            f"unscaled {u:.3f} vs scaled {s:.3f}: without 1/√d_k one key takes most of the weight."
+    runs = _measurements(mean_max_weight)  # {std: one result per seed}
+    means = {std: statistics.fmean(values) for std, values in runs.items()}
+    off = [std for std in runs if abs(means[std] - _EXACT[std][0]) > _tolerance(std, runs[std])]
+    if off:
+        _name_the_mistake(means, off)
+    _rounded(runs[8.0])
+    _sample_size(mean_max_weight, runs[8.0])
+    if off:
+        raise Mismatch(_off(off[0], runs[off[0]]), DIFFERENCE)
+    return (
+        f"over {len(_SEEDS)} seeds of {_ROWS:,} rows your means are {means[8.0]:.3f} for std 8 "
+        f"(unscaled scores at d_k = 64) and {means[1.0]:.3f} for std 1 (scaled), and each "
+        "measurement lies within its sampling error of the exact value: without 1/√d_k one key "
+        "takes most of the weight."
+    )
+
+
+def _measurements(fn) -> dict[float, list[float]]:
+    """The learner's results for std 1, 8 and 2 on the check's seeds, once they repeat for a
+    seed, change from seed to seed and depend on std."""
+    first, again = _measure(fn, 8.0, _ROWS, 0), _measure(fn, 8.0, _ROWS, 0)
+    if again != first:
+        raise Mismatch(
+            f"with seed 0 your function gave {first:.4f}, then {again:.4f}: draw the scores from "
+            "a generator seeded with `seed`, torch.Generator().manual_seed(seed), so that a "
+            "measurement can be repeated.",
+            MISTAKE,
         )
-    named = _saturation_pair(u, s)
-    if named:
-        raise Mismatch(named, MISTAKE)
-    for why in (_saturation_mistake(n, got[n]) for n in wrong):
+    unscaled = [first, *(_measure(fn, 8.0, _ROWS, s) for s in _SEEDS[1:])]
+    if len(set(unscaled)) == 1:
+        named = _saturation_mistake(8.0, first)  # 0.1 or 1.0 whatever the draws: a mistake
+        if named:
+            raise Mismatch(named, MISTAKE)
+        raise Mismatch(
+            f"your function returns {first:.4f} for every seed, but a measurement changes with "
+            f"its random draws: a mean of {_ROWS:,} rows moves by about "
+            f"{_standard_error(8.0, _ROWS):.4f} from one seed to the next. Draw the scores from "
+            "a generator seeded with `seed`, and return the mean unrounded; a number typed in "
+            "is not a measurement.",
+            MISTAKE,
+        )
+    scaled = [_measure(fn, 1.0, _ROWS, s) for s in _SEEDS]
+    if scaled == unscaled:
+        raise Mismatch(
+            "your function gives the same numbers for std = 8 and std = 1: multiply the "
+            "unit-variance scores by `std`.",
+            MISTAKE,
+        )
+    other = [_measure(fn, 2.0, _ROWS, s) for s in _SEEDS[:4]]  # any std, not only 8 and 1
+    return {1.0: scaled, 8.0: unscaled, 2.0: other}  # std 1 first: its mistakes tell more
+
+
+def _name_the_mistake(means: dict[float, float], off: list[float]) -> None:
+    """Raise the typical mistake the means (``off``: the stds whose mean is wrong) show."""
+    for why in (_systematic(means), *(_saturation_mistake(std, means[std]) for std in off)):
         if why:
             raise Mismatch(why, MISTAKE)
-    name = wrong[0]
-    if not 0 <= got[name] <= 1:
+    for std in off:
+        if not 0 <= means[std] <= 1:
+            raise Mismatch(
+                f"for std = {std:g} your function's mean is {means[std]:.4g}, but the largest of "
+                "10 weights lies between 0.1 (all equal) and 1.",
+                DIFFERENCE,
+            )
+
+
+def _rounded(values: list[float]) -> None:
+    """Raise if the learner's results are rounded more coarsely than their sampling error."""
+    decimals = next((d for d in (1, 2) if all(round(v, d) == v for v in values)), None)
+    if decimals:
         raise Mismatch(
-            f"`{name}` = {got[name]:.4g}, but the largest of 10 weights lies between 0.1 (all "
-            "equal) and 1.",
+            f"your function rounds its result to {decimals} decimal(s), which moves it by up to "
+            f"{0.5 * 10**-decimals:g}, more than the sampling error of a mean of {_ROWS:,} rows "
+            f"(about {_standard_error(8.0, _ROWS):.4f}): return the mean as it is.",
+            MISTAKE,
+        )
+
+
+def _sample_size(fn, unscaled: list[float]) -> None:
+    """Raise unless the learner's function draws n rows: its results (``unscaled``, std 8 and
+    n = 10,000) scatter as means of n rows do, and fewer rows give other, wider results."""
+    scattered = _scatter(8.0, unscaled, _ROWS)
+    if scattered:
+        raise Mismatch(scattered, MISTAKE)
+    fewer = [_measure(fn, 8.0, 1_000, s) for s in _SEEDS]
+    if fewer[0] == unscaled[0]:
+        raise Mismatch(
+            "your function gives the same number for n = 1,000 as for n = 10,000 (seed 0), so "
+            "it ignores n: draw n rows. A measurement's sampling error shrinks as 1/√n, so the "
+            "check compares sample sizes too.",
+            MISTAKE,
+        )
+    scattered = _scatter(8.0, fewer, 1_000)
+    if scattered:
+        raise Mismatch(scattered, MISTAKE)
+
+
+def _measure(fn, std: float, n: int, seed: int) -> float:
+    """The learner's ``fn(std, n, seed)``, one number."""
+    during = f"as mean_max_weight({std:g}, {n}, {seed})"
+    result = call(fn, std, n, seed, during=during, tip=_measure_tip)
+    value = one_number("mean_max_weight", expect_returned("mean_max_weight", result), finite=False)
+    if not math.isfinite(float(value)):
+        raise Mismatch(
+            f"called {during}, your function returned {float(value)}, not a number: a softmax "
+            "over a row of -inf scores, or 0/0?",
             DIFFERENCE,
         )
-    std, mean = _LARGEST[name]
-    sampling = _SAMPLING.format(tol=_SATURATION_TOLERANCE[name], mean=mean)
-    fitted = _fitted_std(got[name])
-    fits = f"; yours fits scores of standard deviation {fitted:.3g}, not {std:g}" if fitted else ""
-    raise Mismatch(f"`{name}` = {got[name]:.4f}: {sampling}{fits}.", DIFFERENCE)
+    return float(value)
+
+
+def _measure_tip(error: Exception) -> str | None:
+    """What a crash of the learner's measurement most likely means."""
+    text = str(error)
+    if isinstance(error, TypeError) and "positional argument" in text:
+        return "Tip: the check calls mean_max_weight(std, n, seed): three arguments, in that order."
+    if "generator" in text.lower():
+        return (
+            "Tip: a generator is made from the seed, g = torch.Generator().manual_seed(seed), "
+            "and passed as generator=g."
+        )
+    return None
+
+
+def _standard_error(std: float, n: int) -> float:
+    """How far a mean of n rows typically lands from the exact mean: σ/√n."""
+    return _EXACT[std][1] / math.sqrt(n)
+
+
+def _tolerance(std: float, values: list[float]) -> float:
+    """How far the mean of the check's measurements (``values``) may be from the exact mean."""
+    return _Z * _standard_error(std, _ROWS * len(values))
+
+
+def _scatter(std: float, values: list[float], n: int) -> str | None:
+    """A message unless ``values`` (one per seed) scatter as means of ``n`` rows do."""
+    expected, spread = _standard_error(std, n), statistics.stdev(values)
+    if spread <= _SCATTER * expected:  # less is more rows than n: "ignores n" names it
+        return None
+    like = (_EXACT[std][1] / spread) ** 2
+    return (
+        f"for std = {std:g} and n = {n:,} your results over {len(values)} seeds scatter by "
+        f"{spread:.4f} (their standard deviation). A mean of n rows scatters by about σ/√n, "
+        f"where σ = {_EXACT[std][1]:.3f} is the spread of one row's largest weight: "
+        f"{expected:.4f} for n = {n:,}. Yours scatter as means of about {like:,.0f} rows would: "
+        "does your function draw n rows of 10 scores?"
+    )
+
+
+def _off(std: float, values: list[float]) -> str:
+    """The message for measurements whose mean sampling error does not explain."""
+    exact, sigma, mean = *_EXACT[std], statistics.fmean(values)
+    fitted = _fitted_std(mean)
+    fits = (
+        f"; yours fits scores of standard deviation {fitted:.3g} rather than {std:g}"
+        if fitted
+        else ""
+    )
+    return (
+        f"for std = {std:g} the mean of your function's results over {len(values)} seeds of "
+        f"{_ROWS:,} rows is {mean:.4f}; the exact value is {exact:.4f}. One measurement "
+        f"scatters by about σ/√n = {_standard_error(std, _ROWS):.4f} (σ = {sigma:.3f}, the "
+        f"spread of one row's largest weight), so the mean of {len(values)} lands within "
+        f"{_tolerance(std, values):.4f} of the exact value: {abs(mean - exact):.4f} off is more "
+        f"than sampling error{fits}."
+    )
 
 
 @functools.cache
@@ -527,116 +672,79 @@ def _largest(std: float, keys: int = 10, how: str = "max", rows: int = 20_000) -
     return getattr(weights, "min" if how == "min" else "max")(-1).values.mean().item()
 
 
-def _saturation_pair(u: float, s: float) -> str | None:
-    """A mistake that shows in both numbers: swapped, or rows of another number of scores."""
-    unscaled, scaled = _LARGEST["mean_max_unscaled"][1], _LARGEST["mean_max_scaled"][1]
-    if abs(u - scaled) < 0.01 and abs(s - unscaled) < 0.01:
-        return (
-            "the two are swapped: the unscaled scores (std 8) saturate, so their largest "
-            "weight is the bigger one."
-        )
+def _systematic(means: dict[float, float]) -> str | None:
+    """A mistake that shows at every std the check tried (``means``: std -> the mean of the
+    learner's measurements): rows of another number of scores, or another scale."""
+    u = means[8.0]
     for keys in (9, 11, 8, 12):
-        if abs(s - _largest(1.0, keys)) <= 0.007:
+        if all(abs(m - _largest(std, keys)) <= 0.007 for std, m in means.items()):
             return (
-                f"`mean_max_scaled` = {s:.4f} fits rows of {keys} scores: the exercise draws "
-                "10 per row, torch.randn(10_000, 10), and takes the softmax over those 10."
+                f"for std = 1 your function's mean is {means[1.0]:.4f}, which fits rows of {keys} "
+                "scores, and so do its means for the other stds. Draw 10 per row, (n, 10), and "
+                "take the softmax over those 10."
             )
+    said = f"for std = 8 your function's mean is {u:.4f}:"
+    scales = [
+        (
+            lambda std: std**2,
+            "it fits scores of standard deviation 64 = std²: std is the standard deviation "
+            "already, so multiply the unit-variance scores by std, not by its square (the "
+            "variance).",
+        ),
+        (
+            math.sqrt,
+            "it fits scores of standard deviation √8 ≈ 2.83: multiply the unit-variance scores "
+            "by std itself, not by its square root.",
+        ),
+        (
+            lambda std: 1 / std,
+            "it fits scores of standard deviation 1/8: the scores were divided by std; multiply "
+            "them by it.",
+        ),
+    ]
+    for scale, message in scales:
+        if all(abs(m - _largest(scale(std))) <= 0.007 for std, m in means.items()):
+            return f"{said} {message}"
+    if all(abs(m - _largest(std, how="over")) <= 0.007 for std, m in means.items() if std != 1):
+        return (
+            f"{said} it fits scores std / z, with z the unit-variance draws: multiply instead, "
+            "std * z."
+        )
     return None
 
 
-def _saturation_mistake(name: str, value: float) -> str | None:
-    """Name what ``value`` holds instead of the mean largest weight of its scores, if typical."""
-    std = _LARGEST[name][0]
-    said = f"`{name}` = {value:.4f}"
-    scales = {
-        "mean_max_unscaled": [
-            (
-                64.0,
-                "matches a standard deviation of 64: for d_k = 64 the *variance* is 64, "
-                "so the standard deviation is 8.",
-            ),
-            (
-                math.sqrt(8),
-                "matches a standard deviation of √8: the standard deviation is 8, "
-                "so multiply the unit-variance scores by 8.",
-            ),
-            (
-                1.0,
-                "matches a standard deviation of 1, the scaled scores': the unscaled ones are "
-                "torch.randn(...) * 8.",
-            ),
-            (7.0, "matches a standard deviation of 7; the unscaled scores have 8 (√64)."),
-            (9.0, "matches a standard deviation of 9; the unscaled scores have 8 (√64)."),
-            (
-                1 / 8,
-                "matches a standard deviation of 1/8: the scores were divided by 8; the "
-                "unscaled ones are multiplied by 8.",
-            ),
-        ],
-        "mean_max_scaled": [
-            (
-                8.0,
-                "matches a standard deviation of 8: these are the unscaled scores; divide by "
-                "√64 = 8 to get standard deviation 1.",
-            ),
-            (
-                1 / 8,
-                "matches a standard deviation of 1/8: the unscaled scores were divided by "
-                "64 = d_k; the scaling divides by √d_k = 8, leaving standard deviation 1.",
-            ),
-            (
-                math.sqrt(8),
-                "matches a standard deviation of √8 ≈ 2.83: divide the unscaled "
-                "scores by 8 = √64, which leaves standard deviation 1.",
-            ),
-            (
-                64.0,
-                "matches a standard deviation of 64; the scaled scores have standard deviation 1.",
-            ),
-            (
-                2.0,
-                "matches a standard deviation of 2; the scaled scores have standard deviation 1.",
-            ),
-            (
-                0.5,
-                "matches a standard deviation of 1/2; the scaled scores have standard deviation 1.",
-            ),
-        ],
-    }[name]
-    for other, message in scales:
-        if abs(value - _largest(other)) <= 0.007:
-            return f"{said} {message}"
+def _saturation_mistake(std: float, value: float) -> str | None:
+    """Name what ``value``, the mean of the learner's measurements for ``std``, holds instead
+    of the mean largest weight, if it is a typical mistake."""
+    said = f"for std = {std:g} your function's mean is {value:.4f}:"
     reductions = [
-        ("min", "is the mean *smallest* weight: take each row's largest, .max(dim=-1).values."),
+        ("min", "it is the mean *smallest* weight of each row: take each row's largest."),
         (
             "mean",
-            "is 1/10, the mean of all weights: take each row's largest first, "
-            ".max(dim=-1).values, then .mean().",
+            "it is 1/10, the mean of all the weights: take each row's largest weight first, "
+            "then the mean over the rows.",
         ),
-        ("log", "is negative: these are log-probabilities (log_softmax); take the softmax."),
-        ("scores", "is the mean largest *score*: the softmax is missing."),
+        ("log", "it is negative: these are log-probabilities (log_softmax); take the softmax."),
+        ("scores", "it is the mean largest *score*: the softmax is missing."),
     ]
     for how, message in reductions:
         expected = _largest(std, how=how)
         if abs(value - expected) <= max(0.007, 0.05 * abs(expected)):
             return f"{said} {message}"
-    if name == "mean_max_unscaled" and abs(value - _largest(8.0, how="over")) <= 0.007:
-        return f"{said} fits scores 8 / z: multiply the unit-variance scores by 8, 8 * z."
-    if value > 1 and value / _LARGEST[name][1] > 100:
-        return f"{said} is more than 1: a sum over the rows? Average them, .mean()."
+    if value > 1 and value / _EXACT[std][0] > 100:
+        return f"{said} more than 1, a sum over the rows? Average them, .mean()."
     if 0 <= value < 0.1:
         return (
-            f"{said}, but the largest of 10 weights that sum to 1 is at least 0.1: did the "
-            "softmax run over the rows (dim=0, or rows of 10,000 scores from "
-            "torch.randn(10, 10_000))? Each row's 10 scores get one softmax, over dim=-1."
+            f"{said} the largest of 10 weights that sum to 1 is at least 0.1, so the "
+            "softmax ran over the rows rather than over each row's 10 scores: with scores of "
+            "shape (n, 10), the softmax and the largest weight both run over dim=-1."
         )
-    if 0.995 < value <= 1 or (name == "mean_max_scaled" and 0.78 <= value <= 0.96):
+    if 0.995 < value <= 1 or (std == 1.0 and 0.78 <= value <= 0.96):
         return (
-            f"{said} looks like the largest weight over all the rows (.max() or "
-            ".max(dim=0)): take each row's largest, .max(dim=-1).values, then .mean()."
+            f"{said} it looks like the largest weight over all the rows rather than in each "
+            "row: take the largest over the same axis as the softmax, each row's 10 scores "
+            "(dim=-1 for both, with scores of shape (n, 10))."
         )
-    if round(value, 1) == value and abs(value - _LARGEST[name][1]) <= 0.06:
-        return f"{said} looks rounded to 1 decimal, too coarse to check: keep at least 3."
     return None
 
 
@@ -652,6 +760,22 @@ def _fitted_std(value: float) -> float | None:
         else:
             high = middle
     return math.exp((low + high) / 2)
+
+
+def _boolean_mask(name: str, result) -> torch.Tensor:
+    """The learner's mask if it is boolean; else the way to make it boolean, for the values it
+    holds (3.6 to 3.8)."""
+    got = expect_returned(name, result)
+    if isinstance(got, torch.Tensor) and got.dtype != torch.bool and got.is_floating_point():
+        values = set(got.unique().tolist())
+        if values <= {0.0, -math.inf} and -math.inf in values:
+            raise Mismatch(
+                f"{name} returned an additive float mask, 0 where a query may attend and -inf "
+                "where it may not (PyTorch accepts this form too); this course's masks are "
+                "boolean, True = may attend: compare `mask == 0`, or use torch.isfinite(mask).",
+                TYPE,
+            )
+    return expect_mask(name, got)
 
 
 # 3.6 (lab L3.C) A causal mask ------------------------------------------------------------------
@@ -682,13 +806,17 @@ def _decoder_tip(error: Exception) -> str | None:
 
 @exercise("3.6", "Lab L3.C: a causal mask")
 def causal_mask_function(make_causal_mask) -> str:
-    """True = may attend: query i may see keys 0..i.
+    """True = may attend: query i, a row, may see keys j ≤ i, the columns up to and including
+    the diagonal.
 
-    torch.ones(T, T, dtype=torch.bool).tril()
+    Start from a (T, T) boolean tensor that is True everywhere and keep its lower triangle,
+    the diagonal included: torch has a function for the lower triangle of a matrix.
+
+    `torch.ones(T, T, dtype=torch.bool).tril()`
     """
     for T in (4, 1, 7):
         result = call(make_causal_mask, T, during=f"for T = {T}", tip=_mask_tip)
-        got = expect_mask("make_causal_mask", expect_returned("make_causal_mask", result))
+        got = _boolean_mask("make_causal_mask", result)
         expected = torch.ones(T, T, dtype=torch.bool).tril()
         named = {
             (T + 1, T + 1): f"one row and column too many: the mask for T = {T} is (T, T).",
@@ -750,9 +878,12 @@ def causal_mask_function(make_causal_mask) -> str:
 
 @exercise("3.7", "Lab L3.C: a padding mask")
 def padding_mask_function(make_padding_mask) -> str:
-    """A key is visible when it is a real token: tokens != pad_id.
+    """A key may be attended when it is a real token: compare the ids with pad_id.
 
-    Add axes for heads and queries: (B, T) -> (B, 1, 1, T) with [:, None, None, :].
+    The comparison has shape (B, T). Add an axis for the heads and one for the queries, each of
+    size 1, between B and T: (B, 1, 1, T) broadcasts over the scores (B, H, T_q, T_k).
+
+    `(tokens != pad_id)[:, None, None, :]`
     """
     cases = [
         (torch.tensor([[5, 7, 9, 0, 0], [4, 2, 0, 0, 0]]), 0),
@@ -761,13 +892,14 @@ def padding_mask_function(make_padding_mask) -> str:
     for tokens, pad_id in cases:
         during = f"for pad_id = {pad_id}"
         result = call(make_padding_mask, tokens, pad_id, during=during, tip=_mask_tip)
-        got = expect_mask("make_padding_mask", expect_returned("make_padding_mask", result))
+        got = _boolean_mask("make_padding_mask", result)
         B, T = tokens.shape
         if tuple(got.shape) in {(B, T), (B, 1, T)}:
             raise Mismatch(
                 f"shape {tuple(got.shape)} lines the tokens up with the score's last axes the "
-                "wrong way: return tokens[:, None, None, :], shape (B, 1, 1, T), which "
-                "broadcasts over heads and queries.",
+                "wrong way: add the two axes to the boolean mask, mask[:, None, None, :] with "
+                "mask = tokens != pad_id, shape (B, 1, 1, T), which broadcasts over heads and "
+                "queries.",
                 MISTAKE,
             )
         if tuple(got.shape) in {(B, T, 1, 1), (B, 1, T, 1)}:
@@ -825,7 +957,10 @@ def padding_mask_function(make_padding_mask) -> str:
 def decoder_mask_function(make_decoder_mask) -> str:
     """A key is visible when it is not in the future and not padding.
 
-    Combine your two masks with &: they broadcast to (B, 1, T, T).
+    Your masks from 3.6 and 3.7 are the two parts. Both must allow a key, a logical and; the
+    causal (T, T) and the padding (B, 1, 1, T) broadcast together to (B, 1, T, T).
+
+    `make_padding_mask(tgt_in, pad_id) & make_causal_mask(tgt_in.shape[1])`
     """
     for tgt_in, pad_id in [
         (torch.tensor([[1, 5, 6, 7, 0], [1, 8, 9, 0, 0]]), 0),
@@ -833,8 +968,20 @@ def decoder_mask_function(make_decoder_mask) -> str:
     ]:
         B, T = tgt_in.shape
         during = f"for pad_id = {pad_id}"
-        result = call(make_decoder_mask, tgt_in, pad_id, during=during, tip=_decoder_tip)
-        got = expect_mask("make_decoder_mask", expect_returned("make_decoder_mask", result))
+        try:
+            result = call(
+                make_decoder_mask,
+                tgt_in,
+                pad_id,
+                during=during,
+                tip=_decoder_tip,
+                unfinished=_UNFINISHED_PART,
+            )
+            got = _boolean_mask("make_decoder_mask", result)
+        except (Mismatch, NotDone) as e:
+            if isinstance(e, Mismatch) or str(e) == _UNFINISHED_PART:
+                _blame_a_part(make_decoder_mask)
+            raise
         target = (B, 3, T, T)  # (B, H, T, T) with H = 3 heads
         if tuple(got.shape) == (B, T, T) and B > 1:
             raise Mismatch(
@@ -852,6 +999,7 @@ def decoder_mask_function(make_decoder_mask) -> str:
             ) from None
         expected = target_mask(tgt_in, pad_id).expand(target)
         if not torch.equal(got, expected):
+            _blame_a_part(make_decoder_mask)
             mistakes = _decoder_mask_mistakes(tgt_in, pad_id, target, expected)
             why = match(got, mistakes)
             if why:
@@ -864,6 +1012,41 @@ def decoder_mask_function(make_decoder_mask) -> str:
                 DIFFERENCE,
             )
     return "causal & padding, (B, 1, T, T): no query sees a later token or a padding token."
+
+
+# The learner's functions of 3.6 and 3.7 that make_decoder_mask is meant to build on.
+_PARTS = (("make_causal_mask", "3.6"), ("make_padding_mask", "3.7"))
+_UNFINISHED_PART = (
+    "your make_decoder_mask calls a function that is still a stub (make_causal_mask of 3.6 or "
+    "make_padding_mask of 3.7?): finish that exercise first."
+)
+
+
+def _blame_a_part(fn) -> None:
+    """Raise if ``fn`` calls the learner's function of 3.6 or 3.7 and that one is a stub or does
+    not pass its own check: the message names the exercise to finish or fix first. Called only
+    once the decoder mask is found wrong, so a part that fails only where the decoder does not
+    use it is not blamed."""
+    try:
+        used = inspect.getclosurevars(fn).globals
+    except (TypeError, ValueError):
+        return
+    for name, exercise_id in _PARTS:
+        part = used.get(name)
+        if not callable(part) or part is fn:
+            continue
+        result = next(e for e in declared(__name__) if e.id == exercise_id).run(part)
+        if result.status == NOT_DONE:
+            raise NotDone(
+                f"your make_decoder_mask calls `{name}`, which is still the stub of exercise "
+                f"{exercise_id}: finish {exercise_id} first."
+            ) from None
+        if result.status == FAILED:
+            raise Mismatch(
+                f"your make_decoder_mask calls `{name}`, which does not pass check "
+                f"{exercise_id} yet: fix it first. Check {exercise_id} says: {result.message}",
+                MISTAKE,
+            ) from None
 
 
 def _decoder_mask_mistakes(tgt_in, pad_id, target, expected) -> list:

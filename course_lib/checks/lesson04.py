@@ -271,14 +271,14 @@ def recall(answer_4_1):
 
     h · d_model · (d_model/h) = d_model²: the same as one full-width head.
 
-    (a) The softmax works on rows of any length; nothing limits a head to 64 dimensions. The
-    reason is cost.
+    (a) The softmax works on rows of any length; nothing limits a head to 64 dimensions, and
+    a head never needs cutting for the softmax's sake. The reason is cost.
 
-    (b) Full-width heads would not be useless (they start from different random weights), and
-    they would cost about h times as much, not the same.
+    (b) Full-width heads would not all be the same (they start from different random
+    weights), and they would cost about h times as much as split ones, not the same.
 
     (c) The split adds no parameters: all the heads together hold the same projection weights
-    as one head of width d_model.
+    as one head of width d_model, so each head has fewer of its own, not more.
 
     (d) h heads of width d_model/h need the same d_model x d_model projections and about the
     same arithmetic as one full-width head, so the extra views come almost free. Full-width
@@ -320,19 +320,18 @@ def extend(answer_4_3):
 
     What can a dot product of two 8-dimensional vectors tell apart?
 
-    (a) At d_model = 512, d_k is 16 at h = 32 and 8 at h = 64. Each head's dot-product
-    compatibility then lives in a very low-dimensional space, too crude to tell fine relations
-    apart; heads turn noisy or redundant. The paper's Table 3 (rows A): 25.8 BLEU at h = 8 and
-    16, 25.4 at h = 32.
+    (a) At d_model = 512, d_k is 16 at h = 32 and 8 at h = 64, and the paper's Table 3 (rows
+    A) drops from 25.8 BLEU at h = 8 and 16 to 25.4 at h = 32. Why so narrow a head tells
+    fewer relations apart is the written question below: answer it in your own words.
 
-    (b) The parameter count does not depend on h: it stays 4·d_model² (plus biases) however the
-    width is split.
+    (b) Each head does have its own projections, but of width d_model/h: together they stay
+    4·d_model² (plus biases) however the width is split, so the parameters do not grow with h.
 
-    (c) The total work stays about the same: each of h heads handles d_model/h dimensions, so
-    h·(d_model/h) = d_model whatever h is.
+    (c) Each head does compute its own T x T scores, but over d_k = d_model/h dimensions: the
+    score work h·T²·d_k stays T²·d_model whatever h is (section 4's table).
 
-    (d) Each head runs its own softmax over its own keys; the number of heads does not enter
-    any softmax.
+    (d) Each head runs its own softmax over its own keys, and its weights sum to 1 whatever
+    the number of heads: no softmax is shared between heads.
     """
 
 
@@ -497,8 +496,8 @@ def _reordered(heads) -> list:
 
 @exercise("4.6", "Lab L4.A: the multi-head forward pass")
 def forward_pass(multi_head_attention) -> str:
-    """Project with x @ w_q (and w_k, w_v), split, attend in all heads at once, merge, multiply
-    by w_o.
+    """Follow the prompt's order: project with the three weights, split, attend in all heads at
+    once, merge, then multiply by w_o.
 
     Scale by √d_k, the width of one head, not √d_model.
 
@@ -771,9 +770,12 @@ _WRONG_FOUR = {
 
 @exercise("4.7", "Lab L4.A: are the counts almost identical?")
 def comparison(params_three_linears, params_four_heads) -> str:
-    """nn.Linear(64, 64) has 64·64 weights and 64 biases.
+    """Count one of the linear maps first: a 64 → 64 map holds a weight matrix and a bias
+    vector.
 
     The multi-head module has four such maps: Q, K, V and the output map.
+
+    One nn.Linear(64, 64) holds 64·64 weights and 64 biases; multiply by the number of maps.
     """
     three = _whole("params_three_linears", params_three_linears)
     four = _whole("params_four_heads", params_four_heads)
@@ -805,13 +807,14 @@ _FORMULAS = {  # what each stage should hold, in the lesson's words
 
 @exercise("4.8", "Lab L4.B: every stage, its shape and its values")
 def walk(walk_stages) -> str:
-    """Follow x as in 4.6: q = x @ w_q, split it (and the keys and values), score, weight the
-    values, merge, project with w_o.
+    """Follow x through the steps of 4.6, keeping each intermediate tensor under its stage's
+    name: project, split (the keys and values too), score, weight the values, merge, project.
 
-    Return a dict of the tensors themselves, e.g. dict(x=x, q=q, q_heads=q_heads, ...): the
-    check reads their shapes and their values.
+    "scores" is before the softmax, divided by √d_k; "heads" is the weights times the values.
+    Return the tensors themselves, not their shapes: the check reads both.
 
-    "scores" is before the softmax, divided by √d_k; "heads" is softmax(scores) @ v_heads.
+    return dict(x=x, q=q, q_heads=q_heads, scores=scores, heads=heads, concat=concat,
+    output=output), with q = x @ w_q and heads = scores.softmax(dim=-1) @ v_heads.
     """
     g = torch.Generator().manual_seed(8)
     walked = {}
@@ -1002,9 +1005,12 @@ def _known_stage_mistakes(D, H, B, T) -> dict[tuple[str, tuple[int, ...]], str]:
 
 @exercise("4.9", "Lab L4.C: a parameter-count formula", forbidden=("torch.nn.MultiheadAttention",))
 def count_function(mha_parameter_count) -> str:
-    """Four d_model x d_model matrices, whatever n_heads is.
+    """Does the number of heads change the size of any projection? Section 4's table says.
 
-    With bias, each of the four projections adds d_model numbers.
+    Four d_model x d_model matrices, whatever n_heads is; with bias, each of the four
+    projections adds d_model numbers.
+
+    4 * (d_model * d_model + (d_model if bias else 0))
     """
     cases = [(64, 8, True), (64, 8, False), (512, 8, True), (512, 8, False)]
     cases += [(12, 3, True), (12, 4, False), (12, 4, True)]

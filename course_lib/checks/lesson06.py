@@ -39,7 +39,7 @@ from ._mistakes import (
     layer_norm_part_off,
     layer_norm_slips,
 )
-from ._tensors import as_tensor, close, diagnose, expect_shape, fmt, one_number
+from ._tensors import as_tensor, close, diagnose, expect_shape, fmt, one_number, typed_close
 
 # Shared by several exercises -------------------------------------------------------------------
 
@@ -199,7 +199,7 @@ def relu(relu_output, relu_active, relu_fraction) -> str:
             MISTAKE if named else DIFFERENCE,
         )
     fraction = float(one_number("relu_fraction", relu_fraction))
-    if abs(fraction - 0.4) > 1e-3:
+    if not typed_close(fraction, 0.4):  # the course's rounding of typed numbers
         named = _WRONG_FRACTION.get(round(fraction, 3))
         raise Mismatch(
             named or f"`relu_fraction` = {fraction:g}; expected active / 5 = 0.4.",
@@ -714,8 +714,8 @@ def _block_miscount(off: dict[str, int]) -> str:
     forbidden=("torch.nn.functional.layer_norm", "torch.layer_norm", "torch.nn.LayerNorm"),
 )
 def layer_norm_function(layer_norm_by_hand) -> str:
-    """Mean and variance over the last axis, keepdim=True; the population variance
-    (unbiased=False).
+    """Mean and variance over the last axis, kept as an axis of size 1 so that they broadcast
+    against x; the population variance (divide by d_model), not the unbiased one.
 
     gamma * (x - mean) / torch.sqrt(var + eps) + beta
     """

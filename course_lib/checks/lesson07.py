@@ -35,7 +35,15 @@ from ._mistakes import (
     expect_tensor,
     match_number,
 )
-from ._tensors import as_tensor, expect_shape, match, one_number
+from ._tensors import as_tensor, expect_shape, match, one_number, typed_close, typed_tolerance
+
+# Shared by several exercises -------------------------------------------------------------------
+
+
+def _many(n: int, thing: str) -> str:
+    """``n`` things, in the singular for one: "1 layer", "6 layers"."""
+    return f"{n} {thing}" if n == 1 else f"{n} {thing}s"
+
 
 # 7.1 Recall ------------------------------------------------------------------------------------
 
@@ -186,9 +194,11 @@ _SIZES = {"d_model": _D, "d_k": _DK, "d_ff": _FF, "n_heads": _H, "N": _N}
 
 @exercise("7.2", "Apply: parameters of an encoder with d_ff = 4096")
 def apply(encoder_layer_weights, encoder_weights) -> str:
-    """Attention: W^Q, W^K, W^V for 8 heads of 512 × 64, plus W^O 512 × 512.
+    """List the weight matrices of one encoder layer, sub-layer by sub-layer, with the shape
+    of each; a layer's count is the sum of their sizes, the encoder's N times that.
 
-    FFN: 512 × 4096 and 4096 × 512. Then multiply by N = 6.
+    Attention: W^Q, W^K, W^V for 8 heads of 512 × 64, plus W^O 512 × 512. FFN: 512 × 4096
+    and 4096 × 512. Then multiply by N = 6.
     """
     layer = float(one_number("encoder_layer_weights", encoder_layer_weights))
     if abs(layer - _LAYER) > 0.5:
@@ -239,7 +249,7 @@ def _wrong_encoder(total: float) -> tuple[str, str]:
             MISTAKE,
         )
     if layers > 0 and abs(layers - round(layers)) < 1e-9:
-        return f"{said} {round(layers)} layers; the encoder stacks N = 6.", MISTAKE
+        return f"{said} {_many(round(layers), 'layer')}; the encoder stacks N = 6.", MISTAKE
     return f"{said} the encoder stacks N = 6 identical layers: 6 × {_LAYER:,}.", DIFFERENCE
 
 
@@ -252,31 +262,35 @@ def extend(answer_7_3):
 
     Token t + 1 is an input of step t + 2: it must be generated before that step can start.
 
-    (a) The causal mask is what makes *training* parallel: every position is computed in one
-    pass while seeing only its past. Inference is sequential for another reason.
+    (a) The causal mask is what makes *training* parallel: one pass computes every position,
+    each seeing only its past. Inference is sequential for another reason.
 
     (b) p(y) = Π p(y_t | y_<t, x): token t must be chosen before step t + 1 can read it. Work
     inside a step still runs in parallel, the encoder runs once, and a KV cache avoids
     recomputation, but the number of sequential steps equals the output length.
 
-    (c) The encoder runs once; its output (the memory) is reused at every decoding step.
+    (c) The encoder runs once; its output (the memory) depends on the source only and is
+    reused at every decoding step.
 
-    (d) Memory is not the obstacle: a 2,000-token sentence fits easily. The obstacle is that
-    each output token is an input of the next step.
+    (d) Memory is not the obstacle: training computes a whole output in one pass, and a
+    2,000-token sentence fits easily. The obstacle is that each output token is an input of
+    the next step.
     """
 
 
 # 7.4 (lab L7.A) Parameter breakdown ------------------------------------------------------------
 
-_KEYS = ("embedding", "attention", "feed_forward", "norms", "total")
+_KEYS = ("embeddings", "attention", "feed_forward", "norms", "total")  # count_parameters' names
 
 
 @exercise("7.4", "Lab L7.A: a parameter tool")
 def parameter_tool(parameter_breakdown) -> str:
-    """Loop over model.named_parameters(); each name says where the parameter lives.
+    """Print the parameters' names: each says where the parameter lives. Which word in a name
+    marks each of the four components?
 
-    'embed' -> embedding, 'attn' -> attention, 'ffn' -> feed_forward, 'norm' -> norms; add
-    p.numel().
+    Loop over `model.named_parameters()`: 'embed' goes to `embeddings`, 'attn' to `attention`,
+    'ffn' to `feed_forward`, 'norm' to `norms`; add `p.numel()` to the matching count and to
+    `total`.
     """
     for sizes in [(10_000, 512, 8, 6, 2048), (50, 16, 2, 2, 24)]:
         model = make_encoder(*sizes)
@@ -290,6 +304,8 @@ def parameter_tool(parameter_breakdown) -> str:
             raise Mismatch(
                 f"parameter_breakdown should return a dict; got {type(got).__name__}", TYPE
             )
+        if "embedding" in got and "embeddings" not in got:  # the key's name in earlier copies
+            got = {("embeddings" if k == "embedding" else k): v for k, v in got.items()}
         missing = [k for k in _KEYS if k not in got]
         if missing:
             raise Mismatch(
@@ -306,7 +322,7 @@ def parameter_tool(parameter_breakdown) -> str:
     return f"total {big['total']:,}; the feed-forward networks hold {ffn:.2%}, the largest share."
 
 
-_WORDS = {"embedding": "embed", "attention": "attn", "feed_forward": "ffn", "norms": "norm"}
+_WORDS = {"embeddings": "embed", "attention": "attn", "feed_forward": "ffn", "norms": "norm"}
 
 
 def _numel_tip(error: Exception) -> str | None:
@@ -329,13 +345,13 @@ def _count(key: str, value) -> float:
 
 
 def _breakdown(model, keep=lambda name, p: True) -> dict:
-    """The exercise's dict, by course_lib.parameters' grouping (its "embeddings" is
-    "embedding"), over the parameters that ``keep(name, p)`` accepts."""
+    """The exercise's dict, by course_lib.parameters' grouping, over the parameters that
+    ``keep(name, p)`` accepts."""
     counts = dict.fromkeys(_KEYS, 0)
     for name, p in model.named_parameters():
         if keep(name, p):
             part = component(name)
-            counts["embedding" if part == "embeddings" else part] += p.numel()
+            counts[part] += p.numel()
             counts["total"] += p.numel()
     return counts
 
@@ -389,7 +405,7 @@ def _parts(model, key: str) -> dict[str, int]:
     parts: dict[str, int] = {}
     for name, p in model.named_parameters():
         part = component(name)
-        if ("embedding" if part == "embeddings" else part) == key and "layers." in name:
+        if part == key and "layers." in name:
             within = name.split("layers.", 1)[1].split(".", 1)[1]  # self_attn.w_o.bias
             for part in (within, within.rsplit(".", 1)[0]):  # and its module, self_attn.w_o
                 parts[part] = parts.get(part, 0) + p.numel()
@@ -425,7 +441,7 @@ def _miscounts(model, key: str, expected: dict) -> list:
         miscounts += [
             (0, "nothing was added to `total`: add every parameter's p.numel() to it."),
             (
-                right - expected["embedding"],
+                right - expected["embeddings"],
                 "the embedding table is left out of `total`; it is a parameter too.",
             ),
         ]
@@ -437,8 +453,8 @@ def _miscounts(model, key: str, expected: dict) -> list:
             ),
             (
                 only["first layer"],
-                f"that is the first layer only; the encoder has {n_layers} layers: loop over "
-                "all of model.named_parameters().",
+                f"that is the first layer only; the encoder has {_many(n_layers, 'layer')}: "
+                "loop over all of model.named_parameters().",
             ),
             (
                 rows,
@@ -463,7 +479,7 @@ def _miscounts(model, key: str, expected: dict) -> list:
                 which = names[0] if len(names) == 1 else f"one of {', '.join(names)}"
                 miscounts.append((right - count, f"that leaves out {which} in every layer."))
     pe = model["positional"].pe.numel()
-    if key in ("embedding", "total"):
+    if key in ("embeddings", "total"):
         miscounts.append(
             (
                 right + pe,
@@ -488,10 +504,13 @@ def _miscounts(model, key: str, expected: dict) -> list:
 
 @exercise("7.5", "Lab L7.B: every position influences every other")
 def position_influence(influence) -> str:
-    """encoder.eval() first; then embedding * sqrt(d_model), zero one position, positional
-    encoding, encoder.
+    """Switch dropout off first, or two runs differ even with the same input. Then follow the
+    encoder's own path twice: embedding, scale, positional encoding, stack; the second time,
+    blank one position between the scale and the positional encoding.
 
-    Run the encoder twice (original and zeroed) and take (a - b)[:, probe].norm(dim=-1).
+    `encoder.eval()`; `x = encoder["embedding"](tokens) * math.sqrt(d_model)`; a copy with
+    `blanked[:, zeroed] = 0.0`; both through `encoder["positional"]` and `encoder["encoder"]`;
+    return `(original - changed)[:, probe].norm(dim=-1)`.
     """
     torch.manual_seed(7)  # the same encoder every time; Exercise.run restores the learner's seed
     enc = make_encoder(60, 16, 2, 2, 32)
@@ -668,9 +687,10 @@ def _zeroed(x: torch.Tensor, position: int) -> torch.Tensor:
 
 @exercise("7.6", "Lab L7.C: a dedicated [CLS] token")
 def cls_token(prepend_cls) -> str:
-    """torch.full((B, 1), cls_id) is a column of CLS ids.
+    """Build a column that holds cls_id once for every sequence, with the tokens' dtype, and
+    join it to the tokens on their left, along the positions.
 
-    torch.cat([cls_column, tokens], dim=1)
+    `torch.cat([torch.full((tokens.shape[0], 1), cls_id, dtype=tokens.dtype), tokens], dim=1)`
     """
     tokens = torch.tensor([[7, 8, 9], [4, 5, 6]])
     for cls_id in (1, 5):
@@ -748,9 +768,14 @@ _RATE = "d_model^-0.5 · min(step^-0.5, step · warmup^-1.5)"
 
 @exercise("7.7", "Lab L7.D: the warmup schedule")
 def warmup(noam_lr, make_scheduler) -> str:
-    """d_model ** -0.5 * min(step ** -0.5, step * warmup ** -1.5)
+    """Eq. 3 is a product: a constant that depends on d_model only, times the smaller of a term
+    that rises with the step and one that falls with it. The two meet at step = warmup.
 
-    LambdaLR(optimizer, lambda s: noam_lr(s + 1)): LambdaLR starts counting at 0.
+    The scheduler's function receives LambdaLR's counter, which starts at 0, while the
+    formula's steps start at 1: shift by one inside the scheduler, not in `noam_lr`.
+
+    `d_model ** -0.5 * min(step ** -0.5, step * warmup ** -1.5)`, and
+    `LambdaLR(optimizer, lambda n: noam_lr(n + 1))`.
     """
     rates = [_rate_of(noam_lr, step) for step in _TABLE]
     takes_sizes = _takes(noam_lr, 1, *_OTHER.values())  # by position: any parameter names
@@ -981,16 +1006,24 @@ _EPS, _K = 0.1, 4
 
 @exercise("7.8", "Lab L7.E: label smoothing by hand")
 def label_smoothing(plain_loss, smoothed_loss) -> str:
-    """log_softmax of the logits, then −log p of class 0.
+    """Both losses are cross-entropies, minus the sum of target × log-probability over the
+    classes; only the target differs: all on class 0, or spread a little over every class.
 
-    Smoothed target: 1 − ε + ε/K for the true class, ε/K for the others; loss −Σ target ·
-    log p.
+    Smoothed target: 1 − ε + ε/K = 0.925 for the true class, ε/K = 0.025 for each of the
+    others. Take the log-probabilities from log_softmax, not from the logits themselves.
+
+    `log_p = logits.log_softmax(dim=-1)`; `plain_loss = -log_p[0]`;
+    `smoothed_loss = -(target * log_p).sum()` with `target = [0.925, 0.025, 0.025, 0.025]`.
     """
     plain = float(-_LOG_P[0])
     smoothed = _cross_entropy([1 - _EPS + _EPS / _K] + [_EPS / _K] * (_K - 1))
     got = float(one_number("plain_loss", plain_loss, finite=False))
-    if not abs(got - plain) <= 5e-4:
-        named = match_number(got, _plain_mistakes(), abs_tol=5e-4)
+    if not typed_close(got, plain):  # the course's rounding of typed numbers
+        named = match_number(got, _plain_mistakes(), abs_tol=5e-4) or match_number(
+            got,
+            _plain_mistakes(),
+            abs_tol=typed_tolerance(plain),  # a mistake typed rounded
+        )
         if named:
             raise Mismatch(f"`plain_loss` = {got:.4f}: {named}", MISTAKE)
         raise Mismatch(
@@ -998,9 +1031,11 @@ def label_smoothing(plain_loss, smoothed_loss) -> str:
             DIFFERENCE,
         )
     got = float(one_number("smoothed_loss", smoothed_loss, finite=False))
-    if not abs(got - smoothed) <= 5e-4:
-        named = match_number(got, _smoothing_mistakes(plain, smoothed), abs_tol=5e-4)
-        named = named or _target_slip(got)
+    if not typed_close(got, smoothed):
+        mistakes = _smoothing_mistakes(plain, smoothed)
+        named = match_number(got, mistakes, abs_tol=5e-4) or _target_slip(got)
+        # a mistake typed rounded, where two may look alike
+        named = named or match_number(got, mistakes, abs_tol=typed_tolerance(smoothed))
         if named:
             raise Mismatch(f"`smoothed_loss` = {got:.4f}: {named}", MISTAKE)
         raise Mismatch(
@@ -1188,7 +1223,7 @@ FAMILY_TASKS = {
     "chatbot": ("decoder-only",),
     "code completion": ("decoder-only",),
     "translation": ("encoder-decoder", "decoder-only"),
-    "summarisation": ("encoder-decoder",),
+    "summarisation": ("encoder-decoder", "decoder-only"),
     "image classification": ("encoder-only",),
 }
 _WHY = {
@@ -1225,7 +1260,7 @@ def choose_family(families) -> str:
             raise Mismatch(f"{task}: not {family}. Best is {right[0]}: {_WHY[right[0]]}.", MISTAKE)
     return (
         "encoder-only to understand, decoder-only to generate, encoder-decoder to rewrite one "
-        "sequence into another (a large decoder-only model can translate too)."
+        "sequence into another (a large decoder-only model can translate and summarise too)."
     )
 
 
@@ -1242,9 +1277,11 @@ def _family(answer):
 
 @exercise("7.10", "Lab L7.G: PyTorch's encoder")
 def library(library_encoder, library_output) -> str:
-    """nn.TransformerEncoder(nn.TransformerEncoderLayer(d_model=512, nhead=8), num_layers=6)
+    """PyTorch builds an encoder in two steps: one layer with the model's sizes, then a stack
+    that repeats it. Keep PyTorch's default layout, sequence first.
 
-    The default layout is (seq, batch, d_model): torch.randn(10, 32, 512).
+    `nn.TransformerEncoder(nn.TransformerEncoderLayer(d_model=512, nhead=8), num_layers=6,
+    enable_nested_tensor=False)`, fed `torch.randn(10, 32, 512)`: (seq, batch, d_model).
     """
     if not isinstance(library_encoder, nn.TransformerEncoder):
         kind = MISTAKE if isinstance(library_encoder, nn.TransformerEncoderLayer) else TYPE
@@ -1261,10 +1298,12 @@ def library(library_encoder, library_output) -> str:
     layers = library_encoder.layers
     attention = layers[0].self_attn
     if len(layers) != 6:
-        raise Mismatch(f"the encoder has {len(layers)} layers; expected num_layers=6.", MISTAKE)
+        raise Mismatch(
+            f"the encoder has {_many(len(layers), 'layer')}; expected num_layers=6.", MISTAKE
+        )
     if attention.embed_dim != 512 or attention.num_heads != 8:
         raise Mismatch(
-            f"layers are ({attention.embed_dim}, {attention.num_heads} heads); "
+            f"layers are ({attention.embed_dim}, {_many(attention.num_heads, 'head')}); "
             "expected d_model=512, nhead=8.",
             MISTAKE,
         )
@@ -1319,11 +1358,17 @@ _ORDER = "zero_grad, loss.backward(), clip_grad_norm_(..., 1.0), optimizer.step(
     ),
 )
 def training(training_step) -> str:
-    """tgt_in = tgt[:, :-1], tgt_out = tgt[:, 1:]; the model applies no mask unless you pass
-    one.
+    """The decoder reads the target without its last token and predicts it without its first;
+    this model applies no mask unless it is given one.
 
-    src_mask=padding_mask(src, PAD_ID), tgt_mask=target_mask(tgt_in, PAD_ID); then loss,
-    zero_grad, backward, clip 1.0, step, scheduler.step().
+    Pass both masks, the source padding mask and the causal + padding target mask; score with
+    the smoothed cross-entropy that ignores padding; then zero the gradients, backward, clip
+    at 1.0, step the optimizer, step the scheduler.
+
+    `tgt_in, tgt_out = tgt[:, :-1], tgt[:, 1:]`; `model(src, tgt_in,
+    src_mask=padding_mask(src, PAD_ID), tgt_mask=target_mask(tgt_in, PAD_ID))`; then
+    `optimizer.zero_grad()`, `loss.backward()`, `nn.utils.clip_grad_norm_(model.parameters(),
+    1.0)`, `optimizer.step()`, `scheduler.step()`.
     """
     # The check's optimizer is plain SGD that records what each step() sees: the update is
     # then -lr · gradient, so a forgotten zero_grad, clip or ordering shows in the gradient.
@@ -1651,13 +1696,16 @@ def golden_rule(answer_7_12):
 
     The same id means a row of the embedding table the model was trained with, and only that.
 
-    (a) Nothing raises an error: the ids are valid integers for both vocabularies.
+    (a) Nothing raises an error: the ids are valid integers for both vocabularies, and the
+    model cannot tell which vocabulary made them.
 
-    (b) Libraries do not translate between vocabularies; the ids are used as they are.
+    (b) Libraries do not translate between vocabularies: the model receives ids, not words,
+    and uses them as they are.
 
     (c) Each tokenizer maps text to its own ids; with the wrong one, id 1,045 means a different
     word to the model. It runs, gives fluent-looking nonsense, and nothing warns you: always
     load the tokenizer saved with the model, by the same name.
 
-    (d) Speed is unchanged; the harm is that the ids mean different words.
+    (d) Speed is unchanged (an id is looked up once, whichever vocabulary made it) and the
+    outputs change: the harm is that the ids mean different words.
     """

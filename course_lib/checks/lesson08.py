@@ -245,8 +245,8 @@ def _blame(parts: dict[str, object]) -> None:
 @exercise("8.1", "Positional encoding")
 @_quiet
 def positions(encode_positions) -> str:
-    """pos has shape (seq_len, 1) and 2i = np.arange(0, d_model, 2) has shape (1, d_model/2):
-    broadcasting gives every angle at once.
+    """Build every angle at once: a column of positions, shape (seq_len, 1), against a row of
+    the even indices 2i, shape (1, d_model/2), broadcast to (seq_len, d_model/2).
 
     angle = pos / 10000 ** (2i / d_model); fill pe[:, 0::2] with np.sin(angle) and
     pe[:, 1::2] with np.cos(angle).
@@ -345,7 +345,8 @@ SOFTMAX_CASES = [
 @exercise("8.2", "A numerically stable softmax")
 @_quiet
 def stable_softmax(softmax) -> str:
-    """softmax(x) = softmax(x - c) for any c, and exp(x - max) never exceeds 1.
+    """Subtracting the same number from every entry of a row leaves its softmax unchanged.
+    Which number keeps every exponent at or below 0, so that no exponential overflows?
 
     x.max(axis=-1, keepdims=True), then np.exp, then divide by .sum(axis=-1, keepdims=True).
     """
@@ -446,9 +447,11 @@ ATTENTION_CASES = [
 @exercise("8.3", "Scaled dot-product attention")
 @_blame_parts
 def attention(scaled_dot_product_attention) -> str:
-    """scores = q @ k.T has one row per query: shape (T_q, T_k).
+    """The scores have one row per query and one column per key, shape (T_q, T_k): which
+    product of q and k gives that?
 
-    Divide by np.sqrt(d_k) with d_k = q.shape[-1], use your softmax, then weights @ v.
+    scores = q @ k.T / np.sqrt(d_k) with d_k = q.shape[-1]; weights = softmax(scores); return
+    weights @ v and the weights.
     """
     for during, q, k, v in ATTENTION_CASES:
         result = _run(scaled_dot_product_attention, q, k, v, during=during)
@@ -465,9 +468,10 @@ def attention(scaled_dot_product_attention) -> str:
 @exercise("8.4", "Single-head self-attention")
 @_blame_parts
 def single_head(self_attention) -> str:
-    """Q, K and V all come from the same x: Q = x @ w_q, and so on.
+    """Q, K and V are three projections of the same x, one weight matrix each; 8.3 does the
+    rest.
 
-    Then return scaled_dot_product_attention(Q, K, V): the function of 8.3 does the rest.
+    Q = x @ w_q, K = x @ w_k, V = x @ w_v; then return scaled_dot_product_attention(Q, K, V).
     """
     for during, x, w_q, w_k, w_v in _self_attention_cases():
         result = _run(self_attention, x, w_q, w_k, w_v, during=during)
@@ -530,8 +534,8 @@ def _projection_mistakes(x, w_q, w_k, w_v) -> tuple[list, list]:
 @exercise("8.5", "Layer norm")
 @_quiet
 def normalisation(layer_norm) -> str:
-    """Each row (one position's vector) gets its own mean and variance: axis=-1,
-    keepdims=True.
+    """Each row (one position's vector) gets its own mean and variance, over the last axis,
+    kept as an axis of size 1 so that they broadcast against x.
 
     x.var(axis=-1, keepdims=True) is the population variance; return gamma * (x - mean) /
     np.sqrt(var + eps) + beta.

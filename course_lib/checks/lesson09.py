@@ -13,7 +13,7 @@ import torch
 
 from ._core import DIFFERENCE, MISTAKE, Mismatch, exercise
 from ._mistakes import match_number, softmax_confusions
-from ._tensors import as_tensor, diagnose, expect_shape, one_number
+from ._tensors import as_tensor, diagnose, expect_shape, one_number, typed_close
 
 # 9.1 Question 2: scores at d_k = 64 without scaling --------------------------------------------
 
@@ -28,7 +28,7 @@ def saturation(std_64, weights_8) -> str:
     weights_8 = torch.tensor([8.0, 0.0, -8.0]).softmax(dim=-1).
     """
     std = float(one_number("std_64", std_64))
-    if abs(std - 8) > 0.05:
+    if not typed_close(std, 8.0):  # the course's rounding of typed numbers
         message, kind = _wrong_std(std)
         raise Mismatch(message, kind)
     expected = _SCORES_8.softmax(-1)
@@ -67,10 +67,10 @@ def saturation(std_64, weights_8) -> str:
             f"{expected[2]:.2e}, not {got[2]:.2e}. Round less, or compute it with .softmax.",
             DIFFERENCE,
         )
-    return (
+    return (  # the numbers only: what they mean for training is question 2's to answer
         f"σ = {std:.0f}; softmax([8, 0, -8]) = "
-        f"[{expected[0]:.5f}, {expected[1]:.5f}, {expected[2]:.1e}]: "
-        "almost one-hot, so almost no gradient."
+        f"[{expected[0]:.5f}, {expected[1]:.5f}, {expected[2]:.1e}]. What do weights like these "
+        "do to the gradient? Question 2 asks."
     )
 
 
@@ -159,15 +159,15 @@ def matrix_size(entries_512, entries_100k, gb_100k) -> str:
             raise Mismatch(message, kind)
     gb = float(one_number("gb_100k", gb_100k))
     expected = 100_000**2 * 4 / 1e9
-    if not math.isclose(gb, expected, rel_tol=0.01):
+    if not typed_close(gb, expected):  # the course's rounding of typed numbers
         message = match_number(gb, _size_mistakes(expected), rel_tol=0.01)
         if message:
             raise Mismatch(f"`gb_100k` = {gb:.4g}: {message}", MISTAKE)
         message, kind = _other_size(gb, expected)
         raise Mismatch(message, kind)
-    return (
+    return (  # the numbers only: why they limit the Transformer is question 4's to answer
         f"{512**2:,} entries at 512 tokens; 10¹⁰ at 100,000, {expected:.0f} GB in float32 per head "
-        "and layer: quadratic growth."
+        "and layer."
     )
 
 

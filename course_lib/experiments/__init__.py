@@ -93,6 +93,7 @@ class Experiment:
 
 NAMES = (
     "reversal",
+    "copy_vs_reversal",
     "score_scale",
     "leaky_decoder",
     "specialised_heads",

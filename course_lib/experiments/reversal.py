@@ -20,15 +20,21 @@ def test_data(seed: int = 0):
     return reversal_data(N_TEST, LENGTH, seed=10_000 + seed)
 
 
+def train_model(src, tgt, *, attention: bool, seed: int = 0) -> Seq2Seq:
+    """One model from ``seed``, trained on ``(src, tgt)`` with the reduced recipe."""
+    torch.manual_seed(seed)  # the same start for every model of a seed
+    model = Seq2Seq(vocab_size=20, d_embed=64, hidden=128, attention=attention)
+    train_seq2seq(model, src, tgt, epochs=EPOCHS, seed=42 + seed)
+    return model
+
+
 def train_pair(seed: int = 0) -> dict:
     """The vanilla and the attention model, both from ``seed``, trained with the reduced recipe."""
     train_src, train_tgt = reversal_data(N_TRAIN, LENGTH, seed=seed)
-    models = {}
-    for name, attention in (("vanilla", False), ("attention", True)):
-        torch.manual_seed(seed)  # the same start for both
-        models[name] = Seq2Seq(vocab_size=20, d_embed=64, hidden=128, attention=attention)
-        train_seq2seq(models[name], train_src, train_tgt, epochs=EPOCHS, seed=42 + seed)
-    return models
+    return {
+        name: train_model(train_src, train_tgt, attention=attention, seed=seed)
+        for name, attention in (("vanilla", False), ("attention", True))
+    }
 
 
 @torch.no_grad()

@@ -62,21 +62,33 @@ def teacher_forcing_agreement(model, src) -> float:
         return agreement(model(src, tgt_in), generated, generated != PAD_ID)
 
 
-def cross_alignment(model, src_vocab, tgt_vocab) -> dict:
-    """How often each French word looks hardest at its English counterpart.
+def exact_readings(model, src_vocab, tgt_vocab) -> list[tuple]:
+    """``(seen, noun, adjective)`` for each "i see the ADJ NOUN" sentence the model translates
+    exactly, ``seen`` being its :func:`~course_lib.widgets.model_examples.sentence_attention`.
 
-    Over "i see the ADJ NOUN" for every noun and adjective: only sentences translated exactly
-    count (otherwise the positions do not correspond). Also whether the lesson's own sentence
-    is translated exactly with all of :data:`LESSON_ALIGNMENT` (1.0) or not (0.0).
+    Only exact translations count: otherwise the French positions do not correspond.
     """
-    counts = dict.fromkeys(("subject", "verb", "noun", "adjective"), 0)
-    exact = 0
+    readings = []
     for en, fr, noun, adjective in alignment_sentences():
         seen = sentence_attention(model, en, src_vocab, tgt_vocab)
-        if list(seen.written[:-1]) != tokenize(fr):  # written ends with <eos>
-            continue
-        exact += 1
-        subject, verb, _, french_noun, french_adjective = tokenize(fr)  # je vois la pomme rouge
+        if list(seen.written[:-1]) == tokenize(fr):  # written ends with <eos>
+            readings.append((seen, noun, adjective))
+    return readings
+
+
+def cross_alignment(model, src_vocab, tgt_vocab, readings=None) -> dict:
+    """How often each French word looks hardest at its English counterpart.
+
+    Over "i see the ADJ NOUN" for every noun and adjective (``readings``, from
+    :func:`exact_readings` unless given). Also whether the lesson's own sentence is translated
+    exactly with all of :data:`LESSON_ALIGNMENT` (1.0) or not (0.0).
+    """
+    if readings is None:
+        readings = exact_readings(model, src_vocab, tgt_vocab)
+    counts = dict.fromkeys(("subject", "verb", "noun", "adjective"), 0)
+    for seen, noun, adjective in readings:
+        # je vois la pomme rouge <eos>
+        subject, verb, _, french_noun, french_adjective = seen.written[:-1]
         pairs = {
             "subject": (subject, "i"),
             "verb": (verb, "see"),
@@ -90,10 +102,24 @@ def cross_alignment(model, src_vocab, tgt_vocab) -> dict:
         looks_at(lesson, fr) == en for fr, en in LESSON_ALIGNMENT.items()
     )
     return {
-        "aligned_sentences": exact,
-        **{f"{key}_aligned": n / max(exact, 1) for key, n in counts.items()},
+        "aligned_sentences": len(readings),
+        **{f"{key}_aligned": n / max(len(readings), 1) for key, n in counts.items()},
         "lesson_sentence_aligned": float(lesson_ok),
     }
+
+
+def article_alignment(readings) -> dict:
+    """Where the French article (le or la) looks hardest, over :func:`exact_readings`: the
+    share of the sentences in which it looks at "the", at the English noun, or elsewhere.
+
+    The article needs the noun (its gender decides between le and la), but nothing forces the
+    attention there: this measures what the model does, with no bar to clear.
+    """
+    where = dict.fromkeys(("the", "noun", "other"), 0)
+    for seen, noun, _ in readings:
+        word = looks_at(seen, seen.written[2])  # je vois LA pomme rouge
+        where["the" if word == "the" else "noun" if word == noun else "other"] += 1
+    return {"sentences": len(readings), **{k: n / max(len(readings), 1) for k, n in where.items()}}
 
 
 def run(seed: int = 0) -> dict:

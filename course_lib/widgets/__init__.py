@@ -16,7 +16,10 @@
 Every explorer works with the keyboard (sliders, buttons and checkboxes; no menus), shows a
 focus ring and a line of key help, and gives its picture a text alternative computed from
 the numbers drawn (describe_attention_map, describe_pe, describe_vectors, describe_stack,
-describe_sequence_cost).
+describe_sequence_cost). The lines with numbers that a picture prints (titles, footers) are
+made once and repeated word for word in its text alternative and its status line, so the
+three cannot disagree; a setting the example cannot take is put back, and the status line
+says why.
 
 Every widget keeps its drawing in plain functions that tests call without a browser.
 In a notebook::

@@ -327,8 +327,16 @@ def _ascent() -> float:
     return ascender / units
 
 
-def save_png(png: bytes, path: FilePath, status) -> FilePath | None:
-    """Write ``png`` to ``path`` and say so, or why not, in the ``status`` HTML widget.
+def status_html(lines, note: str = "") -> str:
+    """An explorer's status line: ``lines`` (plain text: the lines its picture prints, one
+    per line), then ``note``, HTML already (what a button did, or why a setting was refused)."""
+    rows = "".join(f"<div>{html.escape(line)}</div>" for line in lines)
+    return _wrapping(rows + (f"<div><b>{note}</b></div>" if note else ""))
+
+
+def save_png(png: bytes, path: FilePath, status, lines=()) -> FilePath | None:
+    """Write ``png`` to ``path`` and say so, or why not, in the ``status`` HTML widget, under
+    the status ``lines`` (see :func:`status_html`).
 
     Returns the path, or None when the file could not be written.
     """
@@ -336,10 +344,10 @@ def save_png(png: bytes, path: FilePath, status) -> FilePath | None:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(png)
     except OSError as error:
-        status.value = _wrapping(f"could not save: {html.escape(str(error))}")
+        status.value = status_html(lines, f"could not save: {html.escape(str(error))}")
         return None
     where = html.escape(str(path.parent.resolve()))
-    status.value = _wrapping(f"saved <code>{html.escape(path.name)}</code> in {where}")
+    status.value = status_html(lines, f"saved <code>{html.escape(path.name)}</code> in {where}")
     return path
 
 

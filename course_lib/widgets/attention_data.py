@@ -183,23 +183,86 @@ def attention_weights(example, head=0, temperature=1.0, causal=False, scale=True
     return weights, (None if allowed.all() else ~allowed)
 
 
+def is_causal(hidden) -> bool:
+    """True when ``hidden`` (``(T, T)`` booleans, True = masked) hides exactly the later keys."""
+    if hidden is None or hidden.dim() != 2 or hidden.shape[0] != hidden.shape[1]:
+        return False
+    return torch.equal(hidden, ~causal_mask(hidden.shape[0]))
+
+
+def causal_already(example) -> bool:
+    """True when every head of ``example`` already hides every later key (e.g. a decoder's
+    self-attention weights, where the model's causal mask left zeros): ticking a causal mask
+    would change nothing."""
+    H, T_q, T_k = example.scores.shape
+    if T_q != T_k:
+        return False
+    later = ~causal_mask(T_q)  # (T, T), True above the diagonal
+    return bool((~example.scores.isfinite())[:, later].all())
+
+
+def mask_phrase(hidden) -> str:
+    """What the hatched cells are, from the cells themselves: "" when none is masked,
+    "causal mask on" when exactly the later keys are, else "4 of 25 pairs masked"."""
+    if hidden is None or not hidden.any():
+        return ""
+    if is_causal(hidden):
+        return "causal mask on"
+    return f"{int(hidden.sum())} of {hidden.numel()} pairs masked"
+
+
+@dataclass(frozen=True)
+class MapReadings:
+    """The three lines an attention map prints: ``title`` above it, ``formula`` between the
+    title and the map, ``summary`` below it. The text alternative and the explorer's status
+    line repeat them word for word."""
+
+    title: str
+    formula: str
+    summary: str
+
+    @property
+    def lines(self) -> tuple[str, str, str]:
+        return self.title, self.formula, self.summary
+
+
+def map_title(example, head: int) -> str:
+    return example.name + (
+        f" — head {head + 1} of {example.n_heads}" if example.n_heads > 1 else ""
+    )
+
+
+def map_readings(example, weights, hidden, head=0, temperature=1.0, scale=True) -> MapReadings:
+    """The printed lines of one map, from the weights and masked cells it draws
+    (:func:`attention_weights`), never from the checkboxes alone."""
+    divided = scale and example.d_k > 1
+    formula = f"softmax({example.score_label} / {'(τ·√d_k)' if divided else 'τ'})"
+    formula += f", τ = {temperature:.2f}"
+    if example.d_k > 1:
+        formula += f", d_k = {example.d_k}" + ("" if scale else ", no √d_k")
+    masked = mask_phrase(hidden)
+    formula += f", {masked}" if masked else ""
+    seen = (~hidden if hidden is not None else torch.ones_like(weights, dtype=bool)).sum(-1)
+    rows = seen > 0  # a query that sees nothing has no largest weight
+    peak = weights.max(dim=-1).values[rows].mean().item() if rows.any() else 0.0
+    uniform = (1 / seen[rows]).mean().item() if rows.any() else 0.0
+    summary = f"Mean largest weight per query: {peak:.2f} (uniform rows: {uniform:.2f}, one-hot: 1)"
+    return MapReadings(map_title(example, head), formula, summary)
+
+
 DESCRIBED_QUERIES = 8  # a text alternative names each query's strongest key up to this many
 
 
 def describe_attention_map(example, head=0, temperature=1.0, causal=False, scale=True) -> str:
-    """A text alternative of one attention map: the settings, then each query's strongest key.
+    """A text alternative of one attention map: the lines it prints (title, formula with the
+    mask, mean largest weight), then each query's strongest key.
 
     Arguments as :func:`attention_weights`; numbers to 2 decimals (the last bits differ
     between processors). Beyond DESCRIBED_QUERIES queries, the rest are counted.
     """
     weights, hidden = attention_weights(example, head, temperature, causal, scale)
-    H, T_q, T_k = example.scores.shape
-    settings = [f"τ = {temperature:.2f}"]
-    if example.d_k > 1:
-        divided = "divided by √d_k" if scale else "not divided by √d_k"
-        settings.append(f"{divided} (d_k = {example.d_k})")
-    settings.append("causal mask on" if causal else "no causal mask")
-    heads = f", head {head + 1} of {H}" if H > 1 else ""
+    readings = map_readings(example, weights, hidden, head, temperature, scale)
+    T_q, T_k = weights.shape
     visible = torch.ones(T_q, T_k, dtype=torch.bool) if hidden is None else ~hidden
     rows = [
         f"{query} → {strongest_keys(example.key_tokens, weights[i].tolist(), visible[i].tolist())}"
@@ -207,8 +270,10 @@ def describe_attention_map(example, head=0, temperature=1.0, causal=False, scale
     ]
     more = T_q - len(rows)
     rest = f"; and {more} more {'query' if more == 1 else 'queries'}" if more else ""
+    hatched = int(hidden.sum()) if hidden is not None else 0
+    cells = f"{T_q} queries (rows) by {T_k} keys (columns)"
+    cells += f"; {hatched} of the {T_q * T_k} cells hatched (×, weight 0)" if hatched else ""
     return (
-        f"Attention map of {example.name}{heads}; {', '.join(settings)}. "
-        f"{T_q} queries (rows) by {T_k} keys (columns). "
+        f"Attention map of {readings.title}: {readings.formula}. {readings.summary}. {cells}. "
         f"Strongest key of each query: {'; '.join(rows)}{rest}."
     )

@@ -9,12 +9,18 @@ built from parts, like lesson 7's ``"i eat the red apple · cross-attention · l
 get one row of buttons per part (``facets``): fewer buttons, each name readable in full.
 """
 
+import html
 import re
 from pathlib import Path
 
-from ._display import Backdrops, collect_garbage_now, png_output, save_png
+from ._display import Backdrops, collect_garbage_now, png_output, save_png, status_html
 from ._explorer import Explorer
-from .attention_data import AttentionExample, describe_attention_map
+from .attention_data import (
+    AttentionExample,
+    causal_already,
+    describe_attention_map,
+    map_readings,
+)
 from .attention_map import moving_parts, refresh_attention, render_attention
 from .static_export import widget_control
 
@@ -40,7 +46,9 @@ class AttentionExplorer(Explorer):
 
     Attributes:
         figure: the one figure, redrawn for every setting; ``weights`` ``(T_q, T_k)`` and
-            ``hidden`` the numbers it shows; ``text`` its text alternative.
+            ``hidden`` the numbers it shows; ``text`` its text alternative; ``readings``
+            the lines it prints (:class:`~.attention_data.MapReadings`), which the status
+            line repeats.
         example_select (None with facets), facet_selects, head_select, temperature, scale,
         causal, save_button, status, output: the widgets (setting a control's ``.value``
         redraws at once). ``example_index``: the example on show (settable).
@@ -63,6 +71,7 @@ class AttentionExplorer(Explorer):
         self._parts = _facet_parts(examples, facets)
         start = _start_index(examples, example)
         self._example, self._syncing, self._png, self.text = None, False, b"", ""
+        self._causal_choice, self.readings = False, None
         self.figure = self.weights = self.hidden = self._backdrops = None
 
         label = {"description_width": "95px"}
@@ -180,13 +189,19 @@ class AttentionExplorer(Explorer):
         return changed
 
     def update(self, change=None):
-        """Redraw from the controls' current values; every control calls this when it changes."""
+        """Redraw from the controls' current values; every control calls this when it changes.
+
+        A setting the example cannot take (a causal mask on a map with more queries than
+        keys, or off on weights a model already masked) is put back, and the status line
+        says why: the explorer keeps working.
+        """
         if self._syncing:  # the head buttons are being rebuilt: draw once, afterwards
             return
         index = self.example_index
         example = self.examples[index]
         if example is not self._example:
             self._fit_controls(example)
+        refused = self._refuse_impossible_causal(example)
         settings = dict(
             head=self.head_select.value,
             temperature=self.temperature.value,
@@ -204,13 +219,51 @@ class AttentionExplorer(Explorer):
         self.weights, self.hidden = refresh_attention(self.figure, example, **settings)
         self._png = self._backdrops.png(moving_parts(self.figure), index)
         self.text = describe_attention_map(example, **settings)
+        head, temperature, scale = settings["head"], settings["temperature"], settings["scale"]
+        self.readings = map_readings(example, self.weights, self.hidden, head, temperature, scale)
         self.output.outputs = (png_output(self._png, self.text),)
-        self.status.value = ""  # a "saved" note would now be about another picture
+        self._say(refused)  # a "saved" note would now be about another picture
+
+    def _say(self, note: str = "") -> None:
+        """The status line: the lines the picture prints, then ``note`` if any."""
+        self.status.value = status_html(self.readings.lines, html.escape(note))
+
+    def _refuse_impossible_causal(self, example) -> str:
+        """Put the causal mask back where ``example`` cannot take the value set (from code:
+        the checkbox is disabled there); returns what to tell the learner, or ""."""
+        _, T_q, T_k = example.scores.shape
+        if self.causal.value and T_q != T_k:
+            wanted = False
+            reason = (
+                f"A causal mask needs one query per key; this map has {T_q} queries and "
+                f"{T_k} keys, so the mask stays off."
+            )
+        elif not self.causal.value and causal_already(example):
+            wanted = True
+            reason = (
+                "These weights were computed under a causal mask (every later key has "
+                "weight 0), so the mask stays on."
+            )
+        else:
+            return ""
+        self._syncing = True
+        try:
+            self.causal.value = wanted
+        finally:
+            self._syncing = False
+        return reason
 
     def _fit_controls(self, example: AttentionExample) -> None:
-        """Fit the head buttons and the checkboxes to a newly chosen example."""
+        """Fit the head buttons and the checkboxes to a newly chosen example.
+
+        The causal checkbox is greyed out where it cannot change anything: ticked on weights
+        that are causal already (a decoder's self-attention), unticked where queries and keys
+        differ in number (cross-attention). The learner's own choice comes back on the next
+        example where it means something.
+        """
         H, T_q, T_k = example.scores.shape
         head = self.head_select.value
+        fixed = T_q != T_k or causal_already(example)
         self._syncing = True
         try:
             self.head_select.options = [(str(h + 1), h) for h in range(H)]
@@ -218,9 +271,13 @@ class AttentionExplorer(Explorer):
             self.head_select.disabled = H == 1
             self.head_select.layout.display = "none" if H == 1 else None
             self.scale.disabled = example.d_k == 1  # √1 = 1: nothing to toggle
-            if T_q != T_k:
-                self.causal.value = False
-            self.causal.disabled = T_q != T_k  # a causal mask needs one query per key
+            if fixed and not self.causal.disabled:
+                self._causal_choice = self.causal.value
+            if fixed:
+                self.causal.value = T_q == T_k  # causal already, or impossible
+            elif self.causal.disabled:
+                self.causal.value = self._causal_choice
+            self.causal.disabled = fixed
         finally:
             self._syncing = False
         self._example = example
@@ -229,7 +286,7 @@ class AttentionExplorer(Explorer):
         """Write the map on show to ``save_dir``; returns the path (None if it failed)."""
         slug = _slug(self._example.name) or "example"
         path = self.save_dir / f"attention-{slug}-head{self.head_select.value + 1}.png"
-        return save_png(self._png, path, self.status)
+        return save_png(self._png, path, self.status, self.readings.lines)
 
     def _static_controls(self) -> list:
         """The controls the offline site offers: the example's, head, τ, √d_k, mask."""

@@ -25,7 +25,7 @@ from matplotlib.textpath import TextPath
 from matplotlib.transforms import Affine2D
 
 from ._display import PNG_DPI, ink_extents, place_axis_label, set_texts, text_collection
-from .attention_data import _tokens, attention_weights
+from .attention_data import _tokens, attention_weights, map_readings, map_title
 
 ANNOTATE_MAX_CELLS = 144  # up to 12 x 12 the numbers stay legible in the cells
 TITLE_SIZE = 12  # points
@@ -219,18 +219,26 @@ def _geometry(example):
     left = 0.5 + 0.08 * max(map(len, example.query_tokens))  # y label and tick labels
     bottom = 0.9 + 0.06 * max(map(len, example.key_tokens))  # x tick labels, label, summary
     map_w, map_h = T_k * cell, T_q * cell
-    x0, _, x1, _ = ink_extents(TextPath((0, 0), _title(example, H - 1), size=TITLE_SIZE))
-    title = (x1 - x0) / 72 + 0.5  # inches, with a margin on either side
+    title = max(_width(map_title(example, H - 1), TITLE_SIZE), *map(_width, _widest_lines(example)))
     offset = abs(left - 1.2)  # how far the map's centre is from the figure's
     width, height = max(left + map_w + 1.2, 5.2, title + offset), bottom + map_h + 0.8
     left = (width - map_w) / 2 + (left - 1.2) / 2  # centred when the texts set the width
     return (width, height), (left, bottom, map_w, map_h), cell
 
 
-def _title(example, head: int) -> str:
-    return example.name + (
-        f" — head {head + 1} of {example.n_heads}" if example.n_heads > 1 else ""
-    )
+def _width(text: str, size: float = 9) -> float:
+    """Inches a line of text takes, with a margin on either side."""
+    x0, _, x1, _ = ink_extents(TextPath((0, 0), text, size=size))
+    return (x1 - x0) / 72 + 0.5
+
+
+def _widest_lines(example) -> list[str]:
+    """The longest formula and summary lines any setting of ``example`` prints."""
+    _, T_q, T_k = example.scores.shape
+    many = f"{T_q * T_k} of {T_q * T_k} pairs masked"
+    formula = f"softmax({example.score_label} / (τ·√d_k)), τ = 10.00, d_k = {example.d_k}"
+    summary = "mean largest weight per query: 0.00 (uniform rows: 0.00, one-hot: 1)"
+    return [f"{formula}, no √d_k, {many}", summary]
 
 
 def _label_axes(ax, parts, example, cell) -> None:
@@ -254,22 +262,11 @@ def _label_axes(ax, parts, example, cell) -> None:
         place_axis_label(labels)
 
 
-def _describe(fig, example, weights, hidden, temperature, causal, scale):
-    """Write the formula above the map and the peak weight below it."""
-    divided = scale and example.d_k > 1
-    formula = f"softmax({example.score_label} / {'(τ·√d_k)' if divided else 'τ'})"
-    formula += f", τ = {temperature:.2f}"
-    if example.d_k > 1:
-        formula += f", d_k = {example.d_k}" + ("" if scale else ", no √d_k")
-    seen = (~hidden if hidden is not None else torch.ones_like(weights, dtype=bool)).sum(-1)
-    rows = seen > 0  # a query that sees nothing has no largest weight
-    peak = weights.max(dim=-1).values[rows].mean().item()
-    uniform = (1 / seen[rows]).mean().item()
+def _describe(fig, readings) -> None:
+    """Write the title, the formula above the map and the peak weight below it."""
     texts = {t.get_gid(): t for t in fig.texts}
-    texts["formula"].set_text(formula + (", causal mask on" if causal else ""))
-    texts["summary"].set_text(
-        f"mean largest weight per query: {peak:.2f}  (uniform rows: {uniform:.2f}, one-hot: 1)"
-    )
+    for gid, line in zip(("title", "formula", "summary"), readings.lines, strict=True):
+        texts[gid].set_text(line)
 
 
 def refresh_attention(fig, example, head=0, temperature=1.0, causal=False, scale=True):
@@ -293,6 +290,5 @@ def refresh_attention(fig, example, head=0, temperature=1.0, causal=False, scale
     parts["masked cells"].set_visible(mask.any())
     if parts["cell labels"].get_visible():
         _set_cell_labels(parts["cell labels"], w, mask)
-    parts["title"].set_text(_title(example, head))
-    _describe(fig, example, weights, hidden, temperature, causal, scale)
+    _describe(fig, map_readings(example, weights, hidden, head, temperature, scale))
     return weights, hidden

@@ -25,8 +25,9 @@ from matplotlib.ticker import FuncFormatter, LogLocator, NullLocator
 from PIL import Image as PILImage
 from torch import nn
 
+from ..figure_text import number
 from ..layers import PositionwiseFeedForward
-from ._display import collect_garbage_now, png_output
+from ._display import collect_garbage_now, png_output, status_html
 from ._explorer import Explorer
 from .static_export import widget_control
 
@@ -89,21 +90,35 @@ def stack_profile(
     return StackProfile(depth, residual, norm, np.array(rms), np.sqrt(per_layer))
 
 
-def _number(x: float) -> str:
-    """2 decimals; 2 significant digits below 0.01 and from 100 on (log scales)."""
-    if x == 0 or 0.01 <= abs(x) < 100:
-        return f"{x:.2f}"
-    return f"{float(f'{x:.2g}'):g}" if abs(x) >= 100 else f"{x:.1e}"
-
-
 def _trend(rms) -> str:
     ratio = rms[-1] / rms[0]
     return "grows" if ratio > 1.25 else "fades" if ratio < 0.8 else "stays level"
 
 
+def stack_readings(profile: StackProfile) -> tuple[str, str, str]:
+    """The lines the picture prints: its title and the two panels' titles. The text
+    alternative and the status line repeat them word for word."""
+    layers = "1 layer" if profile.depth == 1 else f"{profile.depth} layers"
+    first, last = profile.grad_norm[0], profile.grad_norm[-1]
+    return (
+        f"{layers}, each x → {profile.label}",
+        f"Activations: output RMS {number(profile.activation_rms[-1])}",
+        f"Gradient norm, layer 1 → {profile.depth}: {number(first)} → {number(last)}",
+    )
+
+
+def vanished_phrase(profile: StackProfile) -> str:
+    """How many layers' gradients fall below the plot's floor (drawn ▼, "below 1e-8")."""
+    vanished = int((profile.grad_norm < GRADIENT_RANGE[0]).sum())
+    if not vanished:
+        return "none below 1e-8"
+    return f"{vanished} of {profile.depth} below 1e-8 (▼, vanished)"
+
+
 def describe_stack(shown: StackProfile, other: StackProfile) -> str:
-    """The picture in words: how the activation scale changes over depth with this wrapping
-    and with the residual path switched the other way, and the gradients' ends.
+    """The picture in words: the lines it prints (:func:`stack_readings`), how the activation
+    scale changes over depth with this wrapping and with the residual path switched the
+    other way, and how many gradients fell below the plot's floor.
 
     Args:
         shown: the profile drawn.
@@ -116,25 +131,21 @@ def describe_stack(shown: StackProfile, other: StackProfile) -> str:
             f"other must have (depth, residual, norm) = {expected}, the shown profile with the "
             f"residual path switched; got {got}"
         )
-    layers = "1 layer" if depth == 1 else f"{depth} layers"
     norms = {"none": "no LayerNorm", "post": "post-norm", "pre": "pre-norm"}[norm]
 
     def scale(profile):
         rms = profile.activation_rms
         return (
-            f"activation RMS {_number(rms[0])} at the input, {_number(rms[-1])} after layer "
+            f"activation RMS {number(rms[0])} at the input, {number(rms[-1])} after layer "
             f"{depth} ({_trend(rms)})"
         )
 
-    grads = shown.grad_norm
-    ends = f"{_number(grads[0])}" if depth == 1 else f"{_number(grads[0])} → {_number(grads[-1])}"
-    vanished = int((grads < GRADIENT_RANGE[0]).sum())
+    title, activations, gradients = stack_readings(shown)
+    floor = vanished_phrase(shown)
     return (
-        f"{layers}, each x → {shown.label} (residual path {'on' if residual else 'off'}, "
-        f"{norms}): {scale(shown)}. With the residual path {'off' if residual else 'on'}, "
-        f"{other.label}: {scale(other)}. Gradient norm of the weights, "
-        f"{'layer 1' if depth == 1 else f'layer 1 → {depth}'}: {ends}"
-        + (f"; {vanished} below 1e-8 (vanished)." if vanished else ".")
+        f"{title} (residual path {'on' if residual else 'off'}, {norms}). "
+        f"{activations}: {scale(shown)}. With the residual path {'off' if residual else 'on'}, "
+        f"{other.label}: {scale(other)}. {gradients}; {floor}."
     )
 
 
@@ -187,13 +198,10 @@ def refresh_stack(fig: Figure, profile: StackProfile) -> None:
     vanished = profile.grad_norm < floor
     right.lines[0].set_data(layers[1:][~vanished], profile.grad_norm[~vanished])
     right.lines[1].set_data(layers[1:][vanished], np.full(int(vanished.sum()), floor * 2))
-    left.set_title(f"Activations: output RMS {profile.activation_rms[-1]:.3g}", fontsize="medium")
-    first, last = profile.grad_norm[0], profile.grad_norm[-1]
-    right.set_title(
-        f"Gradient norm, layer 1 → {profile.depth}: {first:.3g} → {last:.3g}", fontsize="medium"
-    )
-    layers_text = "1 layer" if profile.depth == 1 else f"{profile.depth} layers"
-    fig.texts[0].set_text(f"{layers_text}, each x → {profile.label}")
+    title, activations, gradients = stack_readings(profile)
+    left.set_title(activations, fontsize="medium")
+    right.set_title(gradients, fontsize="medium")
+    fig.texts[0].set_text(title)
 
 
 def stack_png(fig: Figure) -> bytes:
@@ -219,7 +227,8 @@ class DeepStackExplorer(Explorer):
     """Depth slider, residual switch and LayerNorm placement; the figure redraws on each change.
 
     Attributes:
-        depth, residual, norm, output: the widgets (setting a control's ``.value`` redraws).
+        depth, residual, norm, status, output: the widgets (setting a control's ``.value``
+            redraws); the status line repeats the lines the picture prints.
         figure, profile: what is on show; ``text`` the picture's text alternative.
     """
 
@@ -241,9 +250,11 @@ class DeepStackExplorer(Explorer):
             description="LayerNorm",
         )
         self.norm.add_class("course-wide-choices")
+        self.status = w.HTML(layout=w.Layout(width="310px"))
+        self.status.add_class("course-live")
         self.output = w.Output(layout=w.Layout(flex="1 1 auto"))
         controls = w.VBox(
-            [self.depth, self.residual, self.norm],
+            [self.depth, self.residual, self.norm, self.status],
             layout=w.Layout(flex="0 0 auto", width="320px", min_width="320px"),
         )
         self.widget = w.HBox([controls, self.output])
@@ -271,6 +282,9 @@ class DeepStackExplorer(Explorer):
         other = stack_profile(self.depth.value, not self.residual.value, self.norm.value, self.seed)
         self.text = describe_stack(self.profile, other)
         self.output.outputs = (png_output(stack_png(self.figure), self.text),)
+        self.status.value = status_html(
+            [*stack_readings(self.profile), f"Gradients: {vanished_phrase(self.profile)}"]
+        )
 
     def _static_controls(self) -> list:
         """The depth over a few steps; the residual switch and LayerNorm in every combination."""

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import torch
 
 from .. import _validate
+from ..figure_text import number
 from ..positional import sinusoidal_encoding
 
 BASE = 10000.0  # the paper's base
@@ -112,10 +113,23 @@ def format_wavelength(wavelength: float) -> str:
     return f"{wavelength:.3g}" if wavelength < 1000 else f"{wavelength:,.0f}"
 
 
-def describe_pe(view: PEView, position: int, offset: int) -> str:
-    """A text alternative of the explorer's picture: the waves drawn, the position, the
-    similarity of that position to the others, and the shift by R_k (numbers to 2 decimals)."""
+def pe_readings(view: PEView, position: int, offset: int) -> tuple[str, str, str]:
+    """The lines the picture prints with numbers in them: its title, the similarity panel's
+    title and the rotation panel's title. The text alternative and the status line repeat
+    them word for word (tiny numbers as ``number`` writes them: 3.7e-08, not 0.00)."""
     T, D = view.table.shape
+    return (
+        f"Positional encoding, d_model = {D}, {T} positions",
+        f"PE_i·PE_j/(d_model/2): diagonal spread {number(view.spread)}",
+        f"PE({position}+{offset}) vs R_{offset}·PE({position}): error {number(view.error)}",
+    )
+
+
+def describe_pe(view: PEView, position: int, offset: int) -> str:
+    """A text alternative of the explorer's picture: the lines it prints (:func:`pe_readings`),
+    the waves drawn, the position, and the similarity of that position to the others."""
+    T, D = view.table.shape
+    title, spread, rotation = pe_readings(view, position, offset)
     waves = "; ".join(
         f"dimension {dim} ({('sin', 'cos')[dim % 2]}, λ = {format_wavelength(wavelength(dim, D))})"
         f": {_two(view.table[position, dim].item())}"
@@ -126,14 +140,15 @@ def describe_pe(view: PEView, position: int, offset: int) -> str:
     near = max(row[j].item() for j in (position - 1, position + 1) if 0 <= j < T)
     low = int(row.argmin())
     return (
-        f"Positional encoding, d_model = {D}, {T} positions, position {position} marked. "
+        f"{title}, position {position} marked. "
         f"Waves drawn ({len(view.dims)}), with their value at position {position}: "
         f"{waves or 'none'}. "
         f"Similarity of position {position} to the others: it peaks at "
         f"{_two(row[position].item())} on itself, {_two(near)} one position away, lowest "
         f"{_two(row[low].item())} at distance {distance[low].item()}; each diagonal is "
-        f"constant (largest change {_two(view.spread)}). "
-        f"R_{offset} · PE({position}) = PE({position + offset}) up to {_two(view.error)}."
+        f"constant ({spread}). "
+        f"R_{offset} · PE({position}) = PE({position + offset}) up to float32 round-off "
+        f"({rotation})."
     )
 
 

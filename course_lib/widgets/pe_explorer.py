@@ -14,9 +14,9 @@ import html
 import math
 from pathlib import Path
 
-from ._display import collect_garbage_now, png_output, save_png
+from ._display import collect_garbage_now, png_output, save_png, status_html
 from ._explorer import Explorer
-from .pe_data import describe_pe, format_wavelength, frequencies
+from .pe_data import describe_pe, format_wavelength, frequencies, pe_readings
 from .pe_figures import MAX_WAVES, PEFigure
 from .static_export import StaticControl, slider_steps, widget_control
 
@@ -43,7 +43,8 @@ class PEExplorer(Explorer):
 
     Attributes:
         picture: the :class:`PEFigure`; ``view`` the numbers drawn last (a ``PEView``);
-            ``waves`` the dimensions drawn; ``text`` the picture's text alternative.
+            ``waves`` the dimensions drawn; ``text`` the picture's text alternative;
+            ``readings`` the lines with numbers it prints, which the status line repeats.
         d_model, max_len, position, offset, dimension, add_wave, remove_wave, wave_list,
         save_button, status, output: the widgets (setting a slider's ``.value`` or clicking
         a button redraws at once).
@@ -69,7 +70,7 @@ class PEExplorer(Explorer):
         if not 1 <= len(dims) <= MAX_WAVES:
             raise ValueError(f"dims must hold 1 to {MAX_WAVES} dimensions; got {len(dims)}: {dims}")
         self.picture, self.save_dir, self.view, self._png = PEFigure(), Path(save_dir), None, b""
-        self._syncing, self._waves, self.text = False, dims, ""
+        self._syncing, self._waves, self.text, self.readings = False, dims, "", ()
         label = {"description_width": "90px"}
         wide = w.Layout(width="290px")
         self.d_model = w.SelectionSlider(
@@ -233,14 +234,16 @@ class PEExplorer(Explorer):
         )
         self._png = self.picture.png()
         self.text = describe_pe(self.view, self.position.value, self.offset.value)
+        self.readings = pe_readings(self.view, self.position.value, self.offset.value)
         self.output.outputs = (png_output(self._png, self.text),)
         self._list_waves()
-        self.status.value = ""  # a "saved" note would now be about another picture
+        # the numbers the picture prints; a "saved" note would now be about another picture
+        self.status.value = status_html(self.readings)
 
     def save(self, button=None) -> Path | None:
         """Write the picture on show to ``save_dir``; returns the path (None if it failed)."""
         name = f"positional-encoding-d{self.d_model.value}-pos{self.position.value}.png"
-        return save_png(self._png, self.save_dir / name, self.status)
+        return save_png(self._png, self.save_dir / name, self.status, self.readings)
 
     def _static_controls(self) -> list:
         """d_model, positions, position and offset; the waves are shown, not changeable.

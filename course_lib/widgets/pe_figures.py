@@ -30,6 +30,7 @@ from .pe_data import (
     diagonal_spread,
     format_wavelength,
     frequencies,
+    pe_readings,
     rotation_error,
     similarity,
     wavelength,
@@ -181,10 +182,12 @@ class PEFigure:
         for line, values in zip(self.rotation, (here, shifted, rotated), strict=True):
             line.set_data(np.arange(d_model), values.numpy())
             line.set_markersize(size * (1.8 if line.get_marker() == "o" else 1))
-        self.axes["rotation"].set_title(
-            f"PE({position}+{offset}) vs R_{offset}·PE({position}): error {error.item():.1e}"
-        )
-        return PEView(pe, sim, spread, shifted, rotated, error.item(), dims)
+        view = PEView(pe, sim, spread, shifted, rotated, error.item(), dims)
+        title, similarity_title, rotation_title = pe_readings(view, position, offset)
+        self.title.set_text(title)
+        self.axes["similarity"].set_title(similarity_title)
+        self.axes["rotation"].set_title(rotation_title)
+        return view
 
     def _draw_frame(self, d_model, max_len, dims):
         """What only d_model, max_len and the chosen dimensions change."""
@@ -197,7 +200,6 @@ class PEFigure:
             ax.images[0].set_data(values.numpy())
             ax.images[0].set_extent((-0.5, cols - 0.5, rows - 0.5, -0.5))  # row 0 on top
             ax.set(xlim=(-0.5, cols - 0.5), ylim=(rows - 0.5, -0.5))
-        sim_ax.set_title(f"PE_i·PE_j/(d_model/2): diagonal spread {self._table[2]:.1e}")
         for line in [line for line in [*table.lines, *waves.lines] if line.get_gid() == "dim"]:
             line.remove()
         omega, x = frequencies(d_model), np.linspace(0, max_len - 1, 600)
@@ -228,7 +230,6 @@ class PEFigure:
         rot.set_xlim(-0.5, d_model - 0.5)
         for key in _CHANGING_TICKS:
             place_tick_labels(self.ticks[key])
-        self.title.set_text(f"Positional encoding, d_model = {d_model}, {max_len} positions")
 
     def png(self) -> bytes:
         """The picture as PNG bytes, each layer drawn only when something in it changed."""

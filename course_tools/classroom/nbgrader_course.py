@@ -8,8 +8,10 @@ lesson, carrying nbgrader's cell metadata:
   and the check calls it "not done"; a top-level region is preceded by the lesson's
   ``name = None`` lines, so later cells still find the names and Run All goes through;
 - each exercise's check cell is an autograded test worth its points (``points.toml``). The
-  student sees ``check(...)``, which never raises; a hidden test, restored by nbgrader at
-  grading, calls ``require(...)``, which raises with the check's message unless it passes;
+  student sees ``check(...)``, which never raises; when autograding, :class:`RequireChecks`
+  (set in the configuration) turns it into ``require(...)``, which raises with the check's
+  message unless the answer passes. No hidden tests: the released test cell is the source's,
+  so nbgrader's checksums agree and it reports (and restores) a test cell a student edited;
 - a written answer is a manually graded answer worth ``written`` points;
 - every other markdown cell is read-only. Code cells stay editable, as in the lessons.
 
@@ -22,9 +24,12 @@ import shutil
 from pathlib import Path
 
 import nbformat
+from nbconvert.preprocessors import Preprocessor
+from traitlets import Bool
 
 from course_lib.lesson_format import ANSWER_PROMPT, STUB_COMMENT
 
+from ..grading.execution import ONE_THREAD
 from ..grading.grader import WRITTEN_POINTS
 from .parts import (
     ANSWER,
@@ -66,6 +71,21 @@ c.OverwriteCells.add_missing_cells = True
 
 # Lesson 7 trains a model for about 10 s; nbgrader's default is 30 s for any cell.
 c.Execute.timeout = {timeout}
+
+# Before a submission runs, each test cell's check(...) becomes require(...), which raises
+# unless the answer passes (a student's own Run All shows "not done yet", never an error).
+from course_tools.classroom.nbgrader_course import RequireChecks
+from nbgrader.converters import Autograde
+
+nbgraders_own = Autograde.class_traits()["autograde_preprocessors"].default()
+c.Autograde.autograde_preprocessors = [RequireChecks, *nbgraders_own]
+
+# Released and submitted copies pass through an exchange folder inside the course directory,
+# never nbgrader's default system-wide one (made world-writable by whoever runs first).
+c.Exchange.root = os.path.join(c.CourseDirectory.root, "exchange")
+
+# One thread per kernel, whatever a notebook does: the kernels inherit this environment.
+os.environ.update({threads})
 '''
 
 
@@ -74,15 +94,21 @@ def config(course_id: str = COURSE_ID) -> str:
     if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]*", course_id):
         raise ValueError(f"course_id should be letters, digits, '_', '.' or '-'; got {course_id!r}")
     stubs = {"code_stub": STUB_COMMENT, "text_stub": ANSWER_PROMPT}
-    return CONFIG.format(course_id=course_id, timeout=CELL_TIMEOUT, **stubs)
+    threads = repr(ONE_THREAD)
+    return CONFIG.format(course_id=course_id, timeout=CELL_TIMEOUT, threads=threads, **stubs)
 
 
-HIDDEN_TEST = """### BEGIN HIDDEN TESTS
-# When grading: the same check, raising (so scoring 0) unless it passes.
-from course_lib.checks import require
+class RequireChecks(Preprocessor):
+    """When nbgrader autogrades: each test cell's ``check(...)`` becomes ``require(...)``,
+    after nbgrader has put back the released source of any test cell a student edited."""
 
-{call}
-### END HIDDEN TESTS"""
+    enabled = Bool(True)  # nbconvert runs a preprocessor only when it is enabled
+
+    def preprocess_cell(self, cell, resources, index):
+        grading = cell.metadata.get("nbgrader", {})
+        if cell.cell_type == "code" and grading.get("grade") and not grading.get("solution"):
+            cell.source = f"from course_lib.checks import require\n\n{require_call(cell.source)}"
+        return cell, resources
 
 
 def assignment_name(solution: Path) -> str:
@@ -121,8 +147,7 @@ def _cell(part: Part, points: dict[str, float]) -> nbformat.NotebookNode:
         cell.source = _answer_source(part)
         cell.metadata["nbgrader"] = _metadata(part.key, solution=True)
     elif part.role == CHECK:
-        call = require_call(cell.source)
-        cell.source = f"{cell.source}\n{HIDDEN_TEST.format(call=call)}"
+        require_call(cell.source)  # fails now if the cell is not one check call
         worth = points.get(part.exercise, 1.0)
         cell.metadata["nbgrader"] = _metadata(part.key, grade=True, locked=True, points=worth)
     elif part.role == WRITTEN:

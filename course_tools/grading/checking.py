@@ -105,10 +105,8 @@ def isolated(task, timeout: float) -> dict:
     os.close(read)
     os.waitpid(pid, 0)
     if chunks is None:
-        return {
-            "status": "failed",
-            "message": f"checking this answer took over {timeout:g} s (an endless loop?)",
-        }
+        why = f"checking this answer took over {timeout:g} s (an endless loop?)"
+        return {"status": "failed", "message": why, "trouble": why}
     try:
         result = json.loads(b"".join(chunks))
         well_formed = isinstance(result["message"], str) and isinstance(
@@ -118,10 +116,8 @@ def isolated(task, timeout: float) -> dict:
             return result
     except (ValueError, TypeError, KeyError):
         pass
-    return {
-        "status": "failed",
-        "message": "your code stopped the check before it finished (os._exit or a crash)",
-    }
+    why = "your code stopped the check before it finished (os._exit or a crash)"
+    return {"status": "failed", "message": why, "trouble": why}
 
 
 def evaluate(

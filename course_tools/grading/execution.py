@@ -12,6 +12,7 @@ the notebook) into a JSON file for the checking step.
 
 import ast
 import json
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -24,6 +25,11 @@ from nbclient.exceptions import CellTimeoutError, DeadKernelError
 from traitlets import default
 
 MAX_RUNS = 4  # the first run plus up to three restarts, each without one more bad cell
+
+# One thread per kernel, set before it starts, whatever the notebook's first cell does: the
+# grader runs several notebooks side by side, and a kernel with every core's worth of threads
+# slows them all past the time limit.
+ONE_THREAD = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
 
 EXPORT = """\
 def _export_answers(names, path):
@@ -116,7 +122,7 @@ def _run_once(nb, workdir: Path, timeout: int, skip: set[int], export: str):
     errors = []
     index = None
     try:
-        with client.setup_kernel():
+        with client.setup_kernel(env=os.environ | ONE_THREAD):
             for index, cell in enumerate(nb.cells):
                 if cell.cell_type == "code" and index not in skip and not _only_checks(cell):
                     cell.outputs = []

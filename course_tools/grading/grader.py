@@ -14,12 +14,12 @@ student does.
 import json
 import tempfile
 import tomllib
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from functools import partial
 from pathlib import Path
 
 from course_lib import choice_history
-from course_lib.checks import EXERCISES, FAILED, PASSED
+from course_lib.checks import EXERCISES, FAILED, PASSED, exercises
 
 from . import execution, notebooks, reports
 from .checking import evaluate
@@ -49,6 +49,7 @@ def grade(
     graded = SubmissionGrade(student, str(path), None)
     try:
         nb = notebooks.read(path)
+        claimed = notebooks.claimed_passes(nb)  # before running clears the stored outputs
         graded.lesson = notebooks.lesson_of(path, nb, lesson)
         if graded.lesson is None:
             raise notebooks.InvalidNotebook(
@@ -71,6 +72,7 @@ def grade(
         results = evaluate(ran.answers, checked, sources, timeout, moves) if ran.exported else {}
     except (notebooks.InvalidNotebook, ValueError) as e:
         graded.invalid = str(e)
+        _score_nothing(graded, path, points)
         return graded
     for e in found:
         if e.id in unread:
@@ -88,7 +90,33 @@ def grade(
         graded.exercises.append(
             ExerciseGrade(e.id, e.title, result["status"], result["message"], earned, worth, uses)
         )
+        if result.get("trouble"):  # the answer hung or crashed its check: worth a look
+            graded.problems.append(f"checking {e.id}: {result['trouble']}")
+    passed = {e.id for e in graded.exercises if e.status == PASSED}
+    unproven = sorted(claimed - passed - unread, key=_order)
+    if unproven:
+        graded.problems.append(
+            f"its stored outputs show ✓ Passed for {', '.join(unproven)}, which this run does not "
+            "reproduce (outputs edited, or answers changed after they were checked)"
+        )
     return graded
+
+
+def _order(exercise_id: str) -> list[int]:
+    return [int(k) if k.isdigit() else 0 for k in exercise_id.split(".")]
+
+
+def _score_nothing(graded: SubmissionGrade, path: Path, points: dict) -> None:
+    """An invalid notebook of a known lesson scores 0 of that lesson's points, not 0 of 0."""
+    lesson = graded.lesson or notebooks.lesson_in_name(path)
+    if lesson is None:
+        return
+    graded.lesson = lesson
+    for e in exercises(lesson):
+        why = "not graded: the notebook could not be read."
+        graded.exercises.append(
+            ExerciseGrade(e.id, e.title, NOT_GRADED, why, 0.0, points.get(e.id, 1.0))
+        )
 
 
 UNREAD = (
@@ -106,7 +134,7 @@ def _unread_letters(path: Path, lesson: int, letters, unread: set[str], record) 
     known = choice_history.known_versions(lesson, record)
     today = f"today's {letters.today}" if letters.today else f"no lessons/{n}_*.ipynb"
     earlier = f" and the earlier {', '.join(known)}" if known else ""
-    ids = ", ".join(sorted(unread, key=lambda i: [int(k) for k in i.split(".")]))
+    ids = ", ".join(sorted(unread, key=_order))
     return (
         f"{path.name} {made} of lesson {n}, which this grader has no record of (it knows "
         f"{today}{earlier}), and lists its multiple-choice options otherwise than today's "
@@ -126,23 +154,35 @@ def _safe_grade(item, **options) -> SubmissionGrade:
         )
 
 
-def grade_many(items: list[tuple[Path, str]], jobs: int = 1, **options) -> list[SubmissionGrade]:
-    """Grade submissions, ``jobs`` at a time in separate processes; results in input order."""
+def grade_many(
+    items: list[tuple[Path, str]], jobs: int = 1, progress=None, **options
+) -> list[SubmissionGrade]:
+    """Grade submissions, ``jobs`` at a time in separate processes; results in input order.
+
+    ``progress``, if given, is called with (number done, total, the grade just finished)."""
     task = partial(_safe_grade, **options)
-    if jobs <= 1 or len(items) <= 1:
-        return [task(item) for item in items]
-    with ProcessPoolExecutor(max_workers=jobs) as pool:
-        return list(pool.map(task, items))
+    grades: list[SubmissionGrade | None] = [None] * len(items)
+    with ProcessPoolExecutor(max_workers=max(1, min(jobs, len(items)))) as pool:
+        running = {pool.submit(task, item): i for i, item in enumerate(items)}
+        for done, future in enumerate(as_completed(running), start=1):
+            grades[running[future]] = future.result()
+            if progress:
+                progress(done, len(items), grades[running[future]])
+    return grades
 
 
 def find_submissions(arguments: list[Path]) -> list[tuple[Path, str]]:
-    """(path, student) pairs; the student is the file stem, with its folder if stems repeat."""
-    paths = []
+    """(path, student) pairs. Under a folder given, the student is the sub-folder the file is
+    in (``alice/03_x.ipynb`` is alice's, however the file is named), or the file's name without
+    ``.ipynb`` when it lies in the folder itself; a file given by path is named by its stem."""
+    found = []
     for p in arguments:
-        found = sorted(p.rglob("*.ipynb")) if p.is_dir() else [p]
-        paths += [f for f in found if ".ipynb_checkpoints" not in f.parts]
-    stems = [p.stem for p in paths]
-    return [(p, p.stem if stems.count(p.stem) == 1 else f"{p.parent.name}/{p.stem}") for p in paths]
+        files = sorted(p.rglob("*.ipynb")) if p.is_dir() else [p]
+        for f in files:
+            if ".ipynb_checkpoints" not in f.parts:
+                inside = f.relative_to(p).parts if p.is_dir() else (f.name,)
+                found.append((f, inside[0] if len(inside) > 1 else f.stem))
+    return found
 
 
 def load_points(path: Path | None) -> dict[str, float]:
@@ -162,12 +202,26 @@ def load_points(path: Path | None) -> dict[str, float]:
 
 def write_reports(grades, out: Path) -> str:
     ids = list(dict.fromkeys(e.id for g in grades for e in g.exercises))
+    _note_repeats(grades)
     out.parent.mkdir(parents=True, exist_ok=True)
     reports.write_csv(grades, out, ids)
     folder = out.parent / "feedback"
     folder.mkdir(exist_ok=True)
+    written: set[str] = set()
     for g in grades:
-        (folder / reports.file_name(g.student)).write_text(reports.feedback(g), encoding="utf-8")
+        name = reports.file_name(g.student, g.lesson)
+        while name in written:  # the same student's second notebook of a lesson
+            name = name.removesuffix(".md") + "+.md"
+        written.add(name)
+        (folder / name).write_text(reports.feedback(g), encoding="utf-8")
     text = reports.summary(grades, ids)
     (out.parent / "summary.md").write_text(text, encoding="utf-8")
     return text
+
+
+def _note_repeats(grades: list[SubmissionGrade]) -> None:
+    """A student with two notebooks of one lesson gets two rows; say so on both."""
+    for g in grades:
+        same = [h.path for h in grades if (h.student, h.lesson) == (g.student, g.lesson)]
+        if g.lesson is not None and len(same) > 1:
+            g.problems.append(f"{len(same)} notebooks of lesson {g.lesson}: {', '.join(same)}")

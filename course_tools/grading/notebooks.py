@@ -11,7 +11,7 @@ from pathlib import Path
 
 import nbformat
 
-from course_lib.checks import EXERCISES, exercises
+from course_lib.checks import EXERCISES, MIME_TYPE, PASSED, exercises
 from course_lib.lesson_format import ANSWER_PROMPT
 
 FREE_TEXT = "free-text"
@@ -46,10 +46,9 @@ def lesson_of(path: Path, nb, explicit: int | None = None) -> int | None:
     """
     if explicit is not None:
         return explicit
+    if lesson_in_name(path) is not None:
+        return lesson_in_name(path)
     known = {int(e.split(".")[0]) for e in EXERCISES}
-    prefix = re.match(r"(\d+)_", path.name)
-    if prefix and int(prefix.group(1)) in known:
-        return int(prefix.group(1))
     code = "\n".join(c.source for c in nb.cells if c.cell_type == "code")
     called = Counter(int(n) for n in re.findall(r"check\(\s*[\"'](\d+)\.\d+", code))
     called = [n for n, _ in called.most_common() if n in known]
@@ -58,6 +57,35 @@ def lesson_of(path: Path, nb, explicit: int | None = None) -> int | None:
     text = "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
     title = re.search(r"^#\s*Lesson\s+(\d+)", text, re.MULTILINE)
     return int(title.group(1)) if title and int(title.group(1)) in known else None
+
+
+def lesson_in_name(path: Path) -> int | None:
+    """The lesson a file's name gives (``03_...``), if that lesson has exercises."""
+    prefix = re.match(r"(\d+)_", Path(path).name)
+    known = {int(e.split(".")[0]) for e in EXERCISES}
+    return int(prefix.group(1)) if prefix and int(prefix.group(1)) in known else None
+
+
+def claimed_passes(nb) -> set[str]:
+    """The exercises whose stored outputs show a passed check, as the notebook was handed in.
+
+    The grader never trusts them (it clears every output and runs the notebook); a claim the
+    run does not reproduce means outputs edited by hand, or answers changed after checking.
+    """
+    claimed = set()
+    for cell in nb.cells:
+        for out in cell.get("outputs", []) if cell.cell_type == "code" else []:
+            data = out.get("data", {})
+            shown = data.get(MIME_TYPE)
+            if isinstance(shown, dict) and shown.get("status") == PASSED:
+                claimed.add(str(shown.get("exercise")))
+            text = "".join(str(data.get(kind, "")) for kind in ("text/plain", "text/html"))
+            claimed |= set(_PASSED_BOX.findall(text + "".join(out.get("text", ""))))
+    return claimed
+
+
+# How a passed check reads in a notebook (``Result``), in text or in HTML.
+_PASSED_BOX = re.compile(r"✓ Passed(?:</strong>)? \(exercise (\d+\.\d+)\)")
 
 
 def lesson_notebook(folder: Path, lesson: int) -> Path | None:

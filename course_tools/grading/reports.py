@@ -132,9 +132,10 @@ def summary(grades: list[SubmissionGrade], exercise_ids: list[str]) -> str:
     if attention:
         lines += ["", "## Needs a look", ""]
         for g in attention:
-            notes = [g.invalid] if g.invalid else list(g.problems)
+            notes = [g.invalid] if g.invalid else _in_brief(g.problems)
             notes += [f"⚑ {e.id} uses {', '.join(e.uses_reference)}" for e in g.flagged]
-            lines += [f"- **{g.student}**: " + "; ".join(notes)]
+            lines += [f"- **{g.student}** (lesson {g.lesson or '?'}, `{g.path}`):"]
+            lines += [f"  - {note}" for note in notes]
     texts = [(g.student, t) for g in grades for t in g.free_text]
     if texts:
         lines += ["", "## Written answers to grade by hand", ""]
@@ -151,10 +152,22 @@ def summary(grades: list[SubmissionGrade], exercise_ids: list[str]) -> str:
     return "\n".join(lines).rstrip() + "\n"
 
 
+def _in_brief(problems: list[str], most: int = 3) -> list[str]:
+    """A submission's problems for the summary: past ``most`` cell errors, their count and the
+    first one (usually the cause of the rest: a failed import leaves every later name undefined).
+    The student's feedback keeps them all."""
+    errors = [p for p in problems if p.startswith("cell ") and " raised " in p]
+    if len(errors) <= most:
+        return list(problems)
+    first = f"{len(errors)} cells raised errors; the first: {errors[0]}"
+    return [first] + [p for p in problems if p not in errors]
+
+
 def _indent(text: str) -> str:
     return "\n".join(f"  {line}" for line in text.splitlines())
 
 
-def file_name(student: str) -> str:
-    """A safe file name for a student's feedback."""
-    return "".join(c if c.isalnum() or c in "-_." else "_" for c in student) + ".md"
+def file_name(student: str, lesson: int | None = None) -> str:
+    """A safe file name for a student's feedback on one lesson: ``alice-03.md``."""
+    safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in student)
+    return f"{safe}-{lesson:02d}.md" if lesson else f"{safe}.md"

@@ -9,17 +9,22 @@ Run:  .venv-graders/bin/python -m pytest tests/graders/test_binder.py -p no:cach
 """
 
 import contextlib
+import io
 import os
 import re
 import shutil
 import subprocess
 import sys
+import tarfile
+import zipfile
 from pathlib import Path
 
 import pytest
 
 pytest.importorskip("repo2docker", reason="jupyter-repo2docker is not installed (.venv-graders)")
 from repo2docker.app import Repo2Docker  # noqa: E402
+
+from course_tools import release  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -121,3 +126,52 @@ def test_post_build_copies_the_lessons_into_workspace(repo):
     lessons = sorted(p.name for p in (repo / "lessons").glob("*.ipynb"))
     assert lessons
     assert sorted(p.name for p in (repo / "workspace").glob("*.ipynb")) == lessons
+
+
+class _Engine:
+    """Takes the build context repo2docker would send to a container engine, and builds nothing."""
+
+    def build(self, fileobj, **options):
+        self.context = fileobj.getvalue()
+        return iter(())
+
+
+def _context(folder: Path, into: Path) -> Path:
+    """What repo2docker copies from ``folder`` into the image (its ``src/``), unpacked in ``into``."""
+    engine = _Engine()
+    with contextlib.chdir(folder):
+        packs = (pack(base_image="") for pack in Repo2Docker().buildpacks)
+        picked = next(pack for pack in packs if pack.detect())
+        picked.platform = "linux/amd64"  # as repo2docker sets it for Binder's machines
+        list(picked.build(engine, "course", 0, {}, [], {}))
+    with tarfile.open(fileobj=io.BytesIO(engine.context)) as context:
+        members = [m for m in context.getmembers() if m.name.startswith("src/")]
+        context.extractall(into, members=members, filter="data")
+    return into / "src"
+
+
+@pytest.fixture(scope="module")
+def answers():
+    return release.answers(ROOT / "solutions", ROOT / "lessons")
+
+
+def test_an_image_of_the_whole_repository_holds_no_answer(repo, answers, tmp_path):
+    src = _context(repo, tmp_path)
+    assert (src / "binder" / "postBuild").is_file() and (src / "course_lib").is_dir()
+    assert not (src / "solutions").exists() and not (src / "tests").exists()
+    assert release.leaks(src, answers) == []
+    # what binder/requirements.txt installs (`.`) still builds, with course_lib alone
+    command = [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q"]
+    subprocess.run([*command, "-w", tmp_path / "wheel", src], check=True, timeout=300)
+    [wheel] = (tmp_path / "wheel").glob("*.whl")
+    assert "course_lib/checks/__init__.py" in zipfile.ZipFile(wheel).namelist()
+
+
+def test_an_image_of_the_students_release_holds_no_answer(answers, tmp_path):
+    built = tmp_path / "release"
+    release.build(built)
+    src = _context(built, tmp_path / "image")
+    assert sorted(p.name for p in (src / "lessons").glob("*.ipynb")) == sorted(
+        p.name for p in (ROOT / "lessons").glob("*.ipynb")
+    )
+    assert release.leaks(src, answers) == []

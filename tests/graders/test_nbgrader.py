@@ -19,6 +19,7 @@ Each expensive step runs once per module: about 4 minutes on two cores. Run:
 """
 
 import html
+import re
 import shutil
 import sys
 from dataclasses import dataclass
@@ -53,6 +54,7 @@ from course_lib.checks import MIME_TYPE, NOT_DONE, check  # noqa: E402
 LESSONS = range(1, 10)
 GRADED = (3, 5, 8)  # a lab lesson, one with a derivation, the numpy project
 CELL_TIMEOUT = 300  # seconds; lesson 7 trains a model
+EDITED, EDITED_TEST = 3, "ex3_2"  # the lesson and test cell the "edited" student changes
 
 
 def assignment(lesson: int) -> str:
@@ -148,6 +150,15 @@ def submitted(course, generated) -> dict[int, Path]:
                 ]
                 halfdone[lesson] = target
             nbformat.write(nb, target)
+    # A student who edits a test cell: nbgrader reports it and grades with the released one.
+    nb = submission(nbformat.read(released(course, EDITED), as_version=4), EDITED, "solved")
+    cell = next(
+        c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == EDITED_TEST
+    )
+    cell.source = "pass  # no check here"
+    target = course / "submitted" / "edited" / assignment(EDITED) / solution_path(EDITED).name
+    target.parent.mkdir(parents=True)
+    nbformat.write(nb, target)
     return halfdone
 
 
@@ -169,13 +180,14 @@ class Scores:
 @pytest.fixture(scope="module")
 def autograded(course, submitted) -> dict[tuple[int, str], Scores]:
     """``nbgrader autograde`` of every submission: scores by (lesson, student)."""
+    found = {}
     for lesson in GRADED:
         command = ["nbgrader", "autograde", assignment(lesson), "--create", "--force"]
-        succeeded(run(command, cwd=course, timeout=3600))
-    found = {}
+        done = succeeded(run(command, cwd=course, timeout=3600))
+        found[lesson, "log"] = done.stdout + done.stderr
     with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gradebook:
         for lesson in GRADED:
-            for student in STUDENTS:
+            for student in [*STUDENTS, *(["edited"] if lesson == EDITED else [])]:
                 (nb,) = gradebook.find_submission(assignment(lesson), student).notebooks
                 grades = {
                     g.name: Grade(g.auto_score, g.max_score, g.needs_manual_grade)
@@ -219,6 +231,16 @@ def test_half_done_scores_as_the_course_grader(autograded, course_grader, lesson
     assert by_exercise[choice] == 0  # the wrong letter
     deleted = deleted_test(lesson)
     assert by_exercise[deleted] == reference[deleted] > 0  # nbgrader put the test cell back
+
+
+@pytest.mark.parametrize("lesson", GRADED)
+def test_only_an_edited_test_cell_is_reported_and_it_is_graded_as_released(autograded, lesson):
+    """No hidden tests: every released test cell is its source's, checksum included."""
+    changed = re.findall(r"Attribute '(\w+)' for cell (\w+) has changed", autograded[lesson, "log"])
+    assert changed == ([("checksum", EDITED_TEST)] if lesson == EDITED else [])
+    if lesson == EDITED:
+        edited = autograded[lesson, "edited"]
+        assert edited.code == edited.max_code == lesson_points(lesson)
 
 
 @pytest.mark.parametrize("lesson", GRADED)
