@@ -21,7 +21,8 @@ test: $(VENV)/.dev         ## set up, then lint, the unit tests, solutions/ comp
 
 # Each lesson twice: its solution, recording what each check(...) receives, then the untouched
 # lesson as a learner's Run All. Fails where an exercise's expected number is printed above its
-# check or in the two code cells under it, unless tests/answers_shown.toml gives the reason.
+# check, or shown in the code or output of the two code cells under it, unless
+# tests/answers_shown.toml gives the reason.
 test-answers: $(VENV)/.dev   ## no answer on screen before its exercise, on an untouched Run All
 	$(BIN)/python -m pytest -n 2 -p no:cacheprovider tests/answers_unshown.py
 

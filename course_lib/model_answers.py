@@ -114,8 +114,8 @@ def _how(question: str) -> str:
     return (
         "the model answer appears here once you have written yours. Write it in the answer cell "
         "above, paste it (or its gist, in a few words at least) between the triple quotes of "
-        f'`reveal("{question}", """...""")` and run this cell again. (`reveal` cannot read the '
-        "answer cell itself, so it asks for your answer here.)"
+        f'`my_answer = """..."""` and run this cell again. (`reveal("{question}", my_answer)` '
+        "cannot read the answer cell itself, so it asks for your answer here.)"
     )
 
 
@@ -132,7 +132,11 @@ def reveal(question: str, answer: str | None = None) -> ModelAnswer:
     """
     if not isinstance(question, str):
         raise TypeError(f'question must be a str such as "2.w1"; got {type(question).__name__}')
-    if not ANSWERS and ID.fullmatch(question):  # a class's release
+    if answer is not None and not isinstance(answer, str):
+        raise TypeError(f"answer must be your answer as a str; got {type(answer).__name__}")
+    if not ANSWERS:  # a class's release
+        if not ID.fullmatch(question):
+            raise ValueError(f'question must be a written question, "2.w1"; got {question!r}')
         return ModelAnswer(question, available=False)
     if question not in ANSWERS:
         lesson = question.split(".")[0]
@@ -140,8 +144,6 @@ def reveal(question: str, answer: str | None = None) -> ModelAnswer:
         raise ValueError(
             f"question must be one of the written questions {', '.join(known)}; got {question!r}"
         )
-    if answer is not None and not isinstance(answer, str):
-        raise TypeError(f"answer must be your answer as a str; got {type(answer).__name__}")
     text = (answer or "").replace(ANSWER_PROMPT, "").strip()
     if len(text.split()) < MIN_WORDS:
         return ModelAnswer(question)

@@ -8,7 +8,7 @@ Commands (run from the repository root)::
 
 Grading runs each notebook (a file, or every ``*.ipynb`` under a folder) in a fresh kernel,
 checks its answers in a separate clean process with the checks of this installation's
-``course_lib``, and writes ``grades.csv``, ``summary.md`` and ``feedback/STUDENT.md`` beside
+``course_lib``, and writes ``grades.csv``, ``summary.md`` and ``feedback/STUDENT-NN.md`` beside
 ``--out``. Submission files are never modified. ``--validate`` grades ``solutions/NN`` (every
 exercise must pass) and ``lessons/NN`` (none may pass) and exits 1 otherwise.
 """

@@ -32,10 +32,20 @@ MARKERS = re.compile(r"BEGIN SOLUTION|END SOLUTION")
 SHORTEST = 24  # characters: a shorter line of a written answer proves nothing
 
 
+MARK = ".course-release"  # the file that says a folder holds a release, which may be replaced
+
+
 def build(out: Path, root: Path = ROOT) -> list[Path]:
-    """Write the release into ``out`` (replaced); returns the files written."""
+    """Write the release into ``out``: a new or empty folder, or an earlier release, which is
+    replaced. Returns the files written."""
+    out, root = Path(out).resolve(), Path(root).resolve()
+    if out == root or out in root.parents:
+        raise ValueError(f"out must not be the course or a folder holding it; got {out}")
+    if out.exists() and any(out.iterdir()) and not (out / MARK).is_file():
+        raise ValueError(f"out must be a new or empty folder, or an earlier release; got {out}")
     shutil.rmtree(out, ignore_errors=True)
     out.mkdir(parents=True)
+    (out / MARK).write_text("Written by `make release`; replaced by the next one.\n")
     for name in SHIPPED:
         source = root / name
         if source.is_dir():
@@ -154,7 +164,10 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m course_tools.release", description=__doc__)
     parser.add_argument("out", nargs="?", type=Path, default=Path("build/release"))
     args = parser.parse_args(argv)
-    written = build(args.out)
+    try:
+        written = build(args.out)
+    except ValueError as e:
+        parser.error(str(e))
     problems = leaks(args.out, answers(ROOT / "solutions", ROOT / "lessons"))
     if problems:  # never hand out a release that answers its exercises
         print("\n".join(["The release gives answers away:", *problems]), file=sys.stderr)

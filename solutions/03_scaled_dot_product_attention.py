@@ -243,7 +243,7 @@ at_64 = dims.index(64)
 unscaled_64, scaled_64 = curves["unscaled, QKᵀ"][at_64], curves["scaled, QKᵀ/√d_k"][at_64]
 print(f"d_k = 64: softmax gradient norm {unscaled_64[1]:.2f} unscaled vs {scaled_64[1]:.2f} scaled")
 saturation = score_scale.saturation_measures(scores[64])
-# The largest weights at d_k = 64 are exercise 3.5's numbers: they are verified after it.
+# The largest weights at d_k = 64 are exercise 3.5's numbers: its reference, at the end, verifies them.
 print(score_scale.EXPERIMENT.verify(saturation, "gradient_ratio_64"))
 
 # %% [markdown] id="61857bf3"
@@ -377,21 +377,6 @@ apply_output = apply_weights @ V_apply  # 0.6698·5 + 0.3302·3 = 4.3395
 # %% id="89ad1997"
 check("3.2", apply_weights, apply_output)
 
-# %% [markdown] id="db2b1753"
-# **The reference**, shown below once your answer passes. An attention output is always a weighted *average* of the values: it lies between them, nearer the value of the key that matches the query better.
-
-# %% id="a9b17dee"
-if check("3.2", apply_weights, apply_output).passed:  # the reference, once yours passes
-    ref_apply_output, ref_apply_weights = scaled_dot_product_attention(
-        q_apply[None], K_apply, V_apply
-    )
-    shown = ref_apply_weights.squeeze().numpy().round(4)
-    print(f"weights {shown}, output {ref_apply_output.item():.4f}")
-    assert torch.allclose(ref_apply_weights.squeeze(), torch.tensor([0.6698, 0.3302]), atol=1e-4)
-    assert abs(ref_apply_output.item() - 4.3395) < 1e-4
-else:
-    print('The reference appears here once check("3.2", ...) passes.')
-
 # %% [markdown] id="2887f537"
 # ### ✏️ 3.3 Extend: the causal weight pattern
 #
@@ -408,22 +393,6 @@ causal_weights = zero_scores.masked_fill(future, float("-inf")).softmax(dim=-1)
 
 # %% id="269fcf9d"
 check("3.3", causal_weights)
-
-# %% [markdown] id="6b6de5f4"
-# **The reference**, shown below once your answer passes: equal scores, so each row shares its weight equally among the tokens it may see.
-
-# %% id="0f154ae2"
-if check("3.3", causal_weights).passed:  # the reference, once yours passes
-    _, ref_causal = scaled_dot_product_attention(
-        torch.zeros(4, 1), torch.zeros(4, 1), torch.zeros(4, 1), causal_mask(4)
-    )
-    print(ref_causal.numpy().round(3))
-    expected_pattern = torch.tensor(
-        [[1, 0, 0, 0], [1 / 2, 1 / 2, 0, 0], [1 / 3, 1 / 3, 1 / 3, 0], [1 / 4] * 4]
-    )
-    assert torch.allclose(ref_causal, expected_pattern)
-else:
-    print('The reference appears here once check("3.3", causal_weights) passes.')
 
 
 # %% [markdown] id="4ef50439" tags=["free-text"]
@@ -496,61 +465,6 @@ def mean_max_weight(std, n=10_000, seed=0):
 
 # %% id="e2beff4d"
 check("3.5", mean_max_weight)
-
-# %% [markdown] id="8112da0f"
-# Once your function passes, the cell below shows the distribution behind those two means, drawn afresh with the course's reference code: unscaled rows are almost always close to one-hot, while scaled rows share their weight. Each mean is a sample, printed beside the exact value (from 10 million rows) and its sampling error. Below them, section 3's gradient measure for the same two cases, and section 3's own experiment at d_k = 64 (one query against 10 random keys), whose figure drew the same two means.
-
-# %% id="8671ef12"
-if check("3.5", mean_max_weight).passed:  # shown once your measurement passes
-    rows = torch.randn(10_000, 10, generator=torch.Generator().manual_seed(2))  # not yours
-    largest = {std: (std * rows).softmax(dim=-1).max(dim=-1).values for std in (8.0, 1.0)}
-    exact = {8.0: 0.866, 1.0: 0.320}  # the mean largest weight, from 10 million rows
-    grad_norm = {
-        std: softmax_jacobian((std * rows).softmax(dim=-1)).flatten(-2).norm(dim=-1).mean().item()
-        for std in (8.0, 1.0)
-    }
-
-    fig, ax = plt.subplots(figsize=(6, 3.4))
-    for (std, values), hatch in zip(largest.items(), ("//", "")):
-        ax.hist(
-            values.numpy(),
-            bins=40,
-            range=(0, 1),
-            alpha=0.6,
-            hatch=hatch,
-            label=f"std {std:g}: mean {values.mean():.3f}",
-        )
-    ax.set(title="Largest of 10 softmax weights", xlabel="largest weight in the row", ylabel="rows")
-    ax.legend()
-    above = {std: (values > 0.9).float().mean().item() for std, values in largest.items()}
-    notebook.show(
-        f"Two histograms of the largest of 10 softmax weights in each of {len(rows):,} rows of "
-        f"random scores. Scores of standard deviation 8 (hatched): mean {largest[8.0].mean():.3f}, "
-        f"and {above[8.0]:.0%} of the rows above 0.9. Standard deviation 1: mean "
-        f"{largest[1.0].mean():.3f}, and {above[1.0]:.0%} of the rows above 0.9."
-    )
-    for std, values in largest.items():
-        error = values.std().item() / math.sqrt(len(values))  # σ/√n
-        print(
-            f"std {std:g}: mean largest weight {values.mean():.3f} from {len(values):,} rows "
-            f"(exact {exact[std]:.3f}, sampling error ±{error:.3f})"
-        )
-    print(
-        f"mean softmax gradient norm: {grad_norm[8.0]:.2f} (std 8) vs {grad_norm[1.0]:.2f} (std 1)"
-    )
-    largest_weights = score_scale.largest_weight_measures(rows)
-    score_scale.EXPERIMENT.verify(largest_weights, *largest_weights)  # raises if not as above
-    print(
-        f"section 3, one query against 10 random keys at d_k = 64: largest weight "
-        f"{unscaled_64[0]:.3f} unscaled vs {scaled_64[0]:.3f} scaled"
-    )
-    print(
-        score_scale.EXPERIMENT.verify(
-            saturation, "largest_weight_unscaled_64", "largest_weight_scaled_64_error"
-        )
-    )
-else:
-    print('The distribution appears here once check("3.5", mean_max_weight) passes.')
 
 
 # %% [markdown] id="d746c708"
@@ -670,6 +584,97 @@ print(leaky_decoder.EXPERIMENT.verify(measured))
 
 # %% [markdown] id="6fef6098"
 # A training loss near zero, yet the leaky decoder cannot generate: with the whole target in view, the cheapest way to predict position t + 1 was to read it from the input, and when generating that input does not exist yet. The training loss alone would never have told you.
+
+# %% [markdown] id="45ac298b"
+# ## 8. The references
+#
+# Each exercise's reference, computed with `course_lib` rather than taken from your answers. Each one appears once its exercise's check passes: after you have tried the exercise, run its cell here again.
+
+# %% [markdown] id="db2b1753"
+# **3.2.** One query against two keys, with `course_lib`'s `scaled_dot_product_attention`. An attention output is always a weighted *average* of the values: it lies between them, nearer the value of the key that matches the query better.
+
+# %% id="a9b17dee"
+if check("3.2", apply_weights, apply_output).passed:  # the reference, once yours passes
+    ref_apply_output, ref_apply_weights = scaled_dot_product_attention(
+        q_apply[None], K_apply, V_apply
+    )
+    shown = ref_apply_weights.squeeze().numpy().round(4)
+    print(f"weights {shown}, output {ref_apply_output.item():.4f}")
+    assert torch.allclose(ref_apply_weights.squeeze(), torch.tensor([0.6698, 0.3302]), atol=1e-4)
+    assert abs(ref_apply_output.item() - 4.3395) < 1e-4
+else:
+    print('The reference appears here once check("3.2", ...) passes.')
+
+# %% [markdown] id="6b6de5f4"
+# **3.3.** The causal pattern of four equal scores: each row shares its weight equally among the tokens it may see.
+
+# %% id="0f154ae2"
+if check("3.3", causal_weights).passed:  # the reference, once yours passes
+    _, ref_causal = scaled_dot_product_attention(
+        torch.zeros(4, 1), torch.zeros(4, 1), torch.zeros(4, 1), causal_mask(4)
+    )
+    print(ref_causal.numpy().round(3))
+    expected_pattern = torch.tensor(
+        [[1, 0, 0, 0], [1 / 2, 1 / 2, 0, 0], [1 / 3, 1 / 3, 1 / 3, 0], [1 / 4] * 4]
+    )
+    assert torch.allclose(ref_causal, expected_pattern)
+else:
+    print('The reference appears here once check("3.3", causal_weights) passes.')
+
+# %% [markdown] id="8112da0f"
+# **3.5.** The distribution behind the lab's two means, drawn afresh with the course's reference code: unscaled rows are almost always close to one-hot, while scaled rows share their weight. Each mean is a sample, printed beside the exact value (from 10 million rows) and its sampling error. Below them, section 3's gradient measure for the same two cases, and section 3's own experiment at d_k = 64 (one query against 10 random keys), whose figure drew the same two means.
+
+# %% id="8671ef12"
+if check("3.5", mean_max_weight).passed:  # shown once your measurement passes
+    rows = torch.randn(10_000, 10, generator=torch.Generator().manual_seed(2))  # not yours
+    largest = {std: (std * rows).softmax(dim=-1).max(dim=-1).values for std in (8.0, 1.0)}
+    exact = {8.0: 0.866, 1.0: 0.320}  # the mean largest weight, from 10 million rows
+    grad_norm = {
+        std: softmax_jacobian((std * rows).softmax(dim=-1)).flatten(-2).norm(dim=-1).mean().item()
+        for std in (8.0, 1.0)
+    }
+
+    fig, ax = plt.subplots(figsize=(6, 3.4))
+    for (std, values), hatch in zip(largest.items(), ("//", "")):
+        ax.hist(
+            values.numpy(),
+            bins=40,
+            range=(0, 1),
+            alpha=0.6,
+            hatch=hatch,
+            label=f"std {std:g}: mean {values.mean():.3f}",
+        )
+    ax.set(title="Largest of 10 softmax weights", xlabel="largest weight in the row", ylabel="rows")
+    ax.legend()
+    above = {std: (values > 0.9).float().mean().item() for std, values in largest.items()}
+    notebook.show(
+        f"Two histograms of the largest of 10 softmax weights in each of {len(rows):,} rows of "
+        f"random scores. Scores of standard deviation 8 (hatched): mean {largest[8.0].mean():.3f}, "
+        f"and {above[8.0]:.0%} of the rows above 0.9. Standard deviation 1: mean "
+        f"{largest[1.0].mean():.3f}, and {above[1.0]:.0%} of the rows above 0.9."
+    )
+    for std, values in largest.items():
+        error = values.std().item() / math.sqrt(len(values))  # σ/√n
+        print(
+            f"std {std:g}: mean largest weight {values.mean():.3f} from {len(values):,} rows "
+            f"(exact {exact[std]:.3f}, sampling error ±{error:.3f})"
+        )
+    print(
+        f"mean softmax gradient norm: {grad_norm[8.0]:.2f} (std 8) vs {grad_norm[1.0]:.2f} (std 1)"
+    )
+    largest_weights = score_scale.largest_weight_measures(rows)
+    score_scale.EXPERIMENT.verify(largest_weights, *largest_weights)  # raises if not as above
+    print(
+        f"section 3, one query against 10 random keys at d_k = 64: largest weight "
+        f"{unscaled_64[0]:.3f} unscaled vs {scaled_64[0]:.3f} scaled"
+    )
+    print(
+        score_scale.EXPERIMENT.verify(
+            saturation, "largest_weight_unscaled_64", "largest_weight_scaled_64_error"
+        )
+    )
+else:
+    print('The distribution appears here once check("3.5", mean_max_weight) passes.')
 
 # %% [markdown] id="8fe21423"
 # ## Recap

@@ -465,22 +465,6 @@ total_with_bias = total_weights + 4 * 512  # a bias of 512 on each of the four p
 # %% id="ade06d58"
 check("4.2", total_weights, total_with_bias)
 
-# %% [markdown] id="d5d1e12f"
-# The reference, counted on `course_lib`'s module, with full-width heads at h = 8 for comparison. It waits for your answer: once 4.2 passes, run this cell again.
-
-# %% id="257155bb"
-counted = {b: count_parameters(MultiHeadAttention(512, 8, bias=b))["total"] for b in (False, True)}
-full_width = 8 * count_parameters(MultiHeadAttention(512, 1, bias=False))["total"]
-assert counted == {False: 1_048_576, True: 1_050_624} and full_width == 8_388_608
-assert 8 * (512 * 64) == 512 * 512 == 262_144
-if check("4.2", total_weights, total_with_bias).passed:
-    print("the 8 slices W^Q_i of 512 × 64 hold exactly one 512 × 512 map: 262,144 weights")
-    for bias, n in counted.items():
-        print(f"bias={bias!s:>5}: {n:,} parameters")
-    print(f"full-width heads, h = 8: {full_width:,} weights, eight times one head's")
-else:
-    print("The reference appears here once 4.2 passes.")
-
 # %% [markdown] id="4c806660"
 # ### ✏️ 4.3 Extend: too many heads
 #
@@ -500,13 +484,14 @@ answer_4_3 = "a"
 check("4.3", answer_4_3)
 
 # %% [markdown] id="b1058343"
-# The head width as h grows at d_model = 512, and the parameter count, which does not move:
+# The head width as h grows at d_model = 512, and the parameter count as a multiple of one head of width 512, as in section 4: it does not move.
 
 # %% id="c0e6d85b"
+counts = {}  # the exact count is 4.2's answer: its reference, at the end, prints it
 for h in (1, 8, 16, 32, 64):
-    n = count_parameters(MultiHeadAttention(512, h, bias=False))["total"]
-    print(f"h = {h:>2}: d_k = {512 // h:>3}, weights {n:,}")
-    assert n == 1_048_576
+    counts[h] = count_parameters(MultiHeadAttention(512, h, bias=False))["total"]
+    print(f"h = {h:>2}: d_k = {512 // h:>3}, weights {counts[h] / counts[1]:g}×")
+assert len(set(counts.values())) == 1
 assert (512 // 32, 512 // 64) == (16, 8)
 
 
@@ -649,27 +634,6 @@ params_four_heads = 4 * (64 * 64 + 64)
 # %% id="49bc8417"
 check("4.7", params_three_linears, params_four_heads)
 
-# %% [markdown] id="89f5873c"
-# The reference, counted on the modules themselves, with a one-head module beside them. It waits for your answer: once 4.7 passes, run this cell again.
-
-# %% id="3dbc3f4d"
-three_linears = sum(p.numel() for _ in range(3) for p in nn.Linear(64, 64).parameters())
-four_heads, one_head = (count_parameters(MultiHeadAttention(64, h))["total"] for h in (4, 1))
-assert (three_linears, four_heads, one_head) == (12_480, 16_640, 16_640)
-assert four_heads - three_linears == 64 * 64 + 64 == 4_160
-if check("4.7", params_three_linears, params_four_heads).passed:
-    print(
-        f"three nn.Linear(64, 64): {three_linears:,}; 4-head module: {four_heads:,}; "
-        f"1-head module: {one_head:,}"
-    )
-    extra = four_heads - three_linears
-    print(f"difference: {extra:,} (+{extra / three_linears:.0%}), one 64 → 64 map with bias")
-else:
-    print("The reference appears here once 4.7 passes.")
-
-
-# %% [markdown] id="a7e0c4d2"
-# > **Errata: the two counts of the tutorial are not "almost identical".** The comparison sets three bare linear maps against a module that also has its output map W^O: the difference is exactly one 64 → 64 map with bias, a third more parameters. The point the comparison wanted to make does hold when like is compared with like: splitting into heads adds no parameters. With W^O, one head and four heads have the same count, as the cell above shows.
 
 # %% [markdown] id="b37f1c67"
 # ### ✏️ 4.8 (L4.B) Every stage, its shape and its values
@@ -745,6 +709,48 @@ for (d_model, bias), expected in expected_counts.items():
     (n,) = counts  # the same for 1, 4 and 8 heads
     print(f"d_model = {d_model:>3}, bias = {bias!s:>5}: {n:>9,}")
     assert n == expected
+
+# %% [markdown] id="658a5d17"
+# ## 9. The references
+#
+# Each exercise's reference, computed with `course_lib` rather than taken from your answers. Each one appears once its exercise's check passes: after you have tried the exercise, run its cell here again.
+
+# %% [markdown] id="d5d1e12f"
+# **4.2.** The weights of the layer at d_model = 512 and h = 8, counted on `course_lib`'s module, with full-width heads at h = 8 for comparison.
+
+# %% id="257155bb"
+counted = {b: count_parameters(MultiHeadAttention(512, 8, bias=b))["total"] for b in (False, True)}
+full_width = 8 * count_parameters(MultiHeadAttention(512, 1, bias=False))["total"]
+assert counted == {False: 1_048_576, True: 1_050_624} and full_width == 8_388_608
+assert 8 * (512 * 64) == 512 * 512 == 262_144
+if check("4.2", total_weights, total_with_bias).passed:
+    print("the 8 slices W^Q_i of 512 × 64 hold exactly one 512 × 512 map: 262,144 weights")
+    for bias, n in counted.items():
+        print(f"bias={bias!s:>5}: {n:,} parameters")
+    print(f"full-width heads, h = 8: {full_width:,} weights, eight times one head's")
+else:
+    print("The reference appears here once 4.2 passes.")
+
+# %% [markdown] id="89f5873c"
+# **4.7.** The tutorial's two counts, taken from the modules themselves, with a one-head module beside them.
+
+# %% id="3dbc3f4d"
+three_linears = sum(p.numel() for _ in range(3) for p in nn.Linear(64, 64).parameters())
+four_heads, one_head = (count_parameters(MultiHeadAttention(64, h))["total"] for h in (4, 1))
+assert (three_linears, four_heads, one_head) == (12_480, 16_640, 16_640)
+assert four_heads - three_linears == 64 * 64 + 64 == 4_160
+if check("4.7", params_three_linears, params_four_heads).passed:
+    print(
+        f"three nn.Linear(64, 64): {three_linears:,}; 4-head module: {four_heads:,}; "
+        f"1-head module: {one_head:,}"
+    )
+    extra = four_heads - three_linears
+    print(f"difference: {extra:,} (+{extra / three_linears:.0%}), one 64 → 64 map with bias")
+else:
+    print("The reference appears here once 4.7 passes.")
+
+# %% [markdown] id="a7e0c4d2"
+# > **Errata: the two counts of the tutorial are not "almost identical".** The comparison sets three bare linear maps against a module that also has its output map W^O: the difference is exactly one 64 → 64 map with bias, a third more parameters. The point the comparison wanted to make does hold when like is compared with like: splitting into heads adds no parameters. With W^O, one head and four heads have the same count, as the cell above shows.
 
 # %% [markdown] id="972e8204"
 # ## Recap

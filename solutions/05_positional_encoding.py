@@ -205,7 +205,7 @@ assert torch.allclose(ratios, torch.full_like(ratios, 10000 ** (2 / 512)))  # ge
 #
 # **Relative schemes** change attention itself instead of the input. RoPE rotates the queries and keys by position-dependent angles (the rotation of section 4, applied inside the dot product), so positions enter q·k only through the distance between the two tokens; ALiBi subtracts from each score a penalty proportional to that distance. They cope better with long inputs, and modern large language models mostly use RoPE.
 #
-# **Embedding scaling.** Before the encoding is added, the token embeddings are multiplied by √d_model. The usual explanation: it keeps the content from being swamped by the position signal. That holds when the embedding weights start small, with standard deviation about 1/√d_model, as when they are shared with the output layer as in the paper. PyTorch's `nn.Embedding` starts at N(0, 1) instead: how large is the scaled content then, next to the position signal? Lab 5.6 measures both cases, and the cell after it gives the reference.
+# **Embedding scaling.** Before the encoding is added, the token embeddings are multiplied by √d_model. The usual explanation: it keeps the content from being swamped by the position signal. That holds when the embedding weights start small, with standard deviation about 1/√d_model, as when they are shared with the output layer as in the paper. PyTorch's `nn.Embedding` starts at N(0, 1) instead: how large is the scaled content then, next to the position signal? Lab 5.6 measures both cases, and its reference, at the end of the lesson, compares them at two widths.
 
 # %% [markdown] id="5bb4ba96"
 # ## 6. Explore: the positional-encoding explorer
@@ -267,28 +267,6 @@ pe_5_129 = math.cos(angle)  # 0.8776
 # %% id="0147ee33"
 check("5.2", pe_5_0, pe_5_1, pe_5_128, pe_5_129)
 
-# %% [markdown] id="bf9b66da"
-# The reference, with position 0 beside it. It waits for your answer: once 5.2 passes, run this cell again.
-
-# %% id="9ff1b68d"
-row_5 = sinusoidal_encoding(6, 512)[5]
-assert torch.allclose(row_5[:4], torch.tensor([-0.9589, 0.2837, -0.9939, 0.1107]), atol=1e-4)
-assert torch.allclose(row_5[128:130], torch.tensor([0.4794, 0.8776]), atol=1e-4)
-if check("5.2", pe_5_0, pe_5_1, pe_5_128, pe_5_129).passed:
-    print(
-        "PE(5, 0..3) =",
-        row_5[:4].numpy().round(4),
-        "  PE(0, 0..3) =",
-        sinusoidal_encoding(1, 512)[0, :4].numpy(),
-    )
-    print("PE(5, 128..129) =", row_5[128:130].numpy().round(4))
-    print(f"turns made by pair 0: {5 / (2 * math.pi):.2f}; by pair 64: {0.5 / (2 * math.pi):.2f}")
-else:
-    print("The reference appears here once 5.2 passes.")
-
-
-# %% [markdown] id="5c1d7e20"
-# Pair 0 does not depend on d_model at all: from (0, 1) at position 0 it has turned five radians, about 0.80 of a turn. The next pair turns a little more slowly, 10000^(−2/512) ≈ 0.965 radians per position, and pair 64, ten times more slowly than pair 0, has turned only 0.5 radians.
 
 # %% [markdown] id="cef122cb"
 # ### ✏️ 5.3 Extend: the shift is a rotation
@@ -389,41 +367,6 @@ diff_with_pe = (run(x[:, perm] + pe)[:, inverse_perm] - run(x + pe)).norm().item
 # %% id="68bc6dc2"
 check("5.4", inverse_perm, diff_without_pe, diff_with_pe)
 
-# %% [markdown] id="e0949412"
-# The reference, for three seeds (three layers and three inputs; seed 0 is the setup cell's). It waits for your answer: once 5.4 passes, run this cell again.
-
-# %% id="6153c230"
-reference_inverse = torch.empty_like(perm)
-reference_inverse[perm] = torch.arange(10)
-assert reference_inverse.tolist() == [0, 3, 6, 1, 8, 4, 7, 2, 9, 5]
-show_reference = check("5.4", inverse_perm, diff_without_pe, diff_with_pe).passed
-if show_reference:
-    print("inverse permutation:", reference_inverse.tolist())
-else:
-    print("The reference appears here once 5.4 passes.")
-
-for seed in range(3):
-    torch.manual_seed(seed)
-    attention_layer = SelfAttention()
-    tokens = torch.randn(1, 10, 32)
-    with torch.no_grad():
-        plain = attention_layer(tokens)
-        without = (attention_layer(tokens[:, perm])[:, reference_inverse] - plain).norm().item()
-        with_positions = attention_layer(tokens + pe)
-        moved = attention_layer(tokens[:, perm] + pe)[:, reference_inverse]  # PE for the new places
-    with_pe, output_norm = (moved - with_positions).norm().item(), with_positions.norm().item()
-    # `without` is round-off: its digits differ between processors, so only its size is printed
-    if show_reference:
-        print(
-            f"seed {seed}: without PE below 1e-5, with PE {with_pe:.2f} "
-            f"(output norm {output_norm:.2f})"
-        )
-    assert without < 1e-5 and 0.5 < with_pe < 1.5 and 0.08 < with_pe / output_norm < 0.15
-    assert with_pe / without > 1e5  # the "ratio" some tutorials print: huge, and meaningless
-
-
-# %% [markdown] id="0b6f2a3e"
-# Without positions the difference is float32 round-off, below 10⁻⁵ (its digits differ from one processor to another, so it is not printed); with them it is roughly a ninth of the output's norm, for every seed: the same token now gets a different vector at a different position. The ratio of the two, which some tutorials print, comes out in the millions and means nothing: its denominator is round-off.
 
 # %% [markdown] id="7f8c32d8"
 # ### ✏️ 5.5 (L5.B) The table, vectorised
@@ -507,7 +450,7 @@ assert torch.allclose(similarity_64[3, 10], similarity_64[10, 3]) and torch.allc
 # - `rms_default`: the embeddings of a fresh `nn.Embedding(n_tokens, d_model)` (PyTorch's default N(0, 1) start), multiplied by √d_model;
 # - `rms_small`: embeddings drawn with standard deviation 1/√d_model (variance 1/d_model), multiplied by √d_model.
 #
-# Each of the three can also be worked out on paper, and the check accepts that value: with 1000 × 512 random entries, a measurement lands within about 0.1% of it (the sampling error), closer than the rounding the course accepts. So typing the value you worked out passes too; measure anyway, because seeing the two scales side by side is the point of the lab, and the cell after the check shows the measurement at two widths.
+# Each of the three can also be worked out on paper, and the check accepts that value: with 1000 × 512 random entries, a measurement lands within about 0.1% of it (the sampling error), closer than the rounding the course accepts. So typing the value you worked out passes too; measure anyway, because seeing the two scales side by side is the point of the lab, and its reference, at the end of the lesson, shows the measurement at two widths.
 #
 # *What you may use:* anything, but from `course_lib` only `sinusoidal_encoding`.
 
@@ -525,8 +468,70 @@ rms_small = (small_weight * math.sqrt(d_model)).pow(2).mean().sqrt().item()
 # %% id="71e8a3b5"
 check("5.6", rms_pe, rms_default, rms_small)
 
+# %% [markdown] id="0d46e67c"
+# ## 9. The references
+#
+# Each exercise's reference, computed with `course_lib` rather than taken from your answers. Each one appears once its exercise's check passes: after you have tried the exercise, run its cell here again.
+
+# %% [markdown] id="bf9b66da"
+# **5.2.** Position 5 at d_model = 512, read from `course_lib`'s table, with position 0 beside it.
+
+# %% id="9ff1b68d"
+row_5 = sinusoidal_encoding(6, 512)[5]
+assert torch.allclose(row_5[:4], torch.tensor([-0.9589, 0.2837, -0.9939, 0.1107]), atol=1e-4)
+assert torch.allclose(row_5[128:130], torch.tensor([0.4794, 0.8776]), atol=1e-4)
+if check("5.2", pe_5_0, pe_5_1, pe_5_128, pe_5_129).passed:
+    print(
+        "PE(5, 0..3) =",
+        row_5[:4].numpy().round(4),
+        "  PE(0, 0..3) =",
+        sinusoidal_encoding(1, 512)[0, :4].numpy(),
+    )
+    print("PE(5, 128..129) =", row_5[128:130].numpy().round(4))
+    print(f"turns made by pair 0: {5 / (2 * math.pi):.2f}; by pair 64: {0.5 / (2 * math.pi):.2f}")
+else:
+    print("The reference appears here once 5.2 passes.")
+
+# %% [markdown] id="5c1d7e20"
+# Pair 0 does not depend on d_model at all: from (0, 1) at position 0 it has turned five radians, about 0.80 of a turn. The next pair turns a little more slowly, 10000^(−2/512) ≈ 0.965 radians per position, and pair 64, ten times more slowly than pair 0, has turned only 0.5 radians.
+
+# %% [markdown] id="e0949412"
+# **5.4.** The inverse permutation, and the two differences for three seeds (three layers and three inputs; seed 0 is the setup cell's).
+
+# %% id="6153c230"
+reference_inverse = torch.empty_like(perm)
+reference_inverse[perm] = torch.arange(10)
+assert reference_inverse.tolist() == [0, 3, 6, 1, 8, 4, 7, 2, 9, 5]
+show_reference = check("5.4", inverse_perm, diff_without_pe, diff_with_pe).passed
+if show_reference:
+    print("inverse permutation:", reference_inverse.tolist())
+else:
+    print("The reference appears here once 5.4 passes.")
+
+for seed in range(3):
+    torch.manual_seed(seed)
+    attention_layer = SelfAttention()
+    tokens = torch.randn(1, 10, 32)
+    with torch.no_grad():
+        plain = attention_layer(tokens)
+        without = (attention_layer(tokens[:, perm])[:, reference_inverse] - plain).norm().item()
+        with_positions = attention_layer(tokens + pe)
+        moved = attention_layer(tokens[:, perm] + pe)[:, reference_inverse]  # PE for the new places
+    with_pe, output_norm = (moved - with_positions).norm().item(), with_positions.norm().item()
+    # `without` is round-off: its digits differ between processors, so only its size is printed
+    if show_reference:
+        print(
+            f"seed {seed}: without PE below 1e-5, with PE {with_pe:.2f} "
+            f"(output norm {output_norm:.2f})"
+        )
+    assert without < 1e-5 and 0.5 < with_pe < 1.5 and 0.08 < with_pe / output_norm < 0.15
+    assert with_pe / without > 1e5  # the "ratio" some tutorials print: huge, and meaningless
+
+# %% [markdown] id="0b6f2a3e"
+# Without positions the difference is float32 round-off, below 10⁻⁵ (its digits differ from one processor to another, so it is not printed); with them it is roughly a ninth of the output's norm, for every seed: the same token now gets a different vector at a different position. The ratio of the two, which some tutorials print, comes out in the millions and means nothing: its denominator is round-off.
+
 # %% [markdown] id="0857baea"
-# The reference, at two widths. It waits for your answer: once 5.6 passes, run this cell again.
+# **5.6.** The three root-mean-square values, measured at two widths.
 
 # %% id="8696623d"
 show_reference = check("5.6", rms_pe, rms_default, rms_small).passed

@@ -329,25 +329,6 @@ relu_fraction = relu_active / relu_input.numel()
 # %% id="0d0a0571"
 check("6.2", relu_output, relu_active, relu_fraction)
 
-# %% [markdown] id="08b84317"
-# The reference. It waits for your answer: once 6.2 passes, run this cell again.
-
-# %% id="ce037cd9"
-ref_relu = F.relu(torch.tensor([-0.5, 1.2, 0.0, -3.1, 0.7]))
-assert torch.equal(ref_relu, torch.tensor([0.0, 1.2, 0.0, 0.0, 0.7]))
-assert int((ref_relu > 0).sum()) == 2
-if check("6.2", relu_output, relu_active, relu_fraction).passed:
-    print(
-        "ReLU:",
-        ref_relu.numpy(),
-        f"  surviving: {int((ref_relu > 0).sum())} of 5 = {(ref_relu > 0).float().mean():.0%}",
-    )
-else:
-    print("The reference appears here once 6.2 passes.")
-
-
-# %% [markdown] id="4f2a9c61"
-# The positive entries pass unchanged, the negative ones become 0, and the 0.0 entry is 0 either way. How negative a unit was is lost (−0.5 and −3.1 both give 0), but *which* units are active is itself information that the next layer reads.
 
 # %% [markdown] id="cd505e27"
 # ### ✏️ 6.3 Extend: how wide should the hidden layer be?
@@ -607,6 +588,30 @@ print(
     f"sentence 1's output moved by {ln_moved:.2f} with LayerNorm, {batch_moved:.2f} with statistics over the batch"
 )
 assert ln_moved == 0 and batch_moved > 0.1
+
+# %% [markdown] id="a475b692"
+# ## 8. The references
+#
+# Each exercise's reference, computed by the course rather than taken from your answers. Read each one after you have tried its exercise.
+
+# %% [markdown] id="08b84317"
+# **6.2.** ReLU on the five numbers, computed by the course. It waits for your answer: once 6.2 passes, run this cell again.
+
+# %% id="ce037cd9"
+ref_relu = F.relu(torch.tensor([-0.5, 1.2, 0.0, -3.1, 0.7]))
+assert torch.equal(ref_relu, torch.tensor([0.0, 1.2, 0.0, 0.0, 0.7]))
+assert int((ref_relu > 0).sum()) == 2
+if check("6.2", relu_output, relu_active, relu_fraction).passed:
+    print(
+        "ReLU:",
+        ref_relu.numpy(),
+        f"  surviving: {int((ref_relu > 0).sum())} of 5 = {(ref_relu > 0).float().mean():.0%}",
+    )
+else:
+    print("The reference appears here once 6.2 passes.")
+
+# %% [markdown] id="4f2a9c61"
+# The positive entries pass unchanged, the negative ones become 0, and the 0.0 entry is 0 either way. How negative a unit was is lost (−0.5 and −3.1 both give 0), but *which* units are active is itself information that the next layer reads.
 
 # %% [markdown] id="c5a90955"
 # ## Recap

@@ -76,36 +76,6 @@ weights_8 = torch.tensor([8.0, 0.0, -8.0]).softmax(dim=-1)
 # %% id="d2b08e19"
 check("9.1", std_64, weights_8)
 
-
-# %% [markdown] id="8e318998"
-# The reference, with the softmax's gradient: its Jacobian ∂pᵢ/∂sⱼ = pᵢ(δᵢⱼ − pⱼ). Scores of [8, 0, −8] are what d_k = 64 produces routinely; divided by √64 = 8 they become [1, 0, −1]. It waits for your answer: once 9.1 passes, run this cell again.
-
-# %% id="f7ebb6f4"
-def softmax_jacobian(p):
-    """∂p_i/∂s_j = p_i (δ_ij − p_j) for a softmax output p of shape (n,)."""
-    return torch.diag(p) - p[:, None] * p[None, :]
-
-
-results = {}
-for label, s in (("unscaled", [8.0, 0.0, -8.0]), ("scaled by 1/8", [1.0, 0.0, -1.0])):
-    p = torch.tensor(s, dtype=torch.float64).softmax(dim=-1)
-    results[label] = s, p, softmax_jacobian(p).abs().max().item()
-
-if check("9.1", std_64, weights_8).passed:  # the reference, once yours passes
-    for label, (s, p, jac) in results.items():
-        shown = ", ".join(f"{x:.5g}" for x in p.tolist())
-        print(f"{label:>14}: scores {s} -> weights [{shown}], largest Jacobian entry {jac:.5f}")
-else:
-    print("The reference appears here once 9.1 passes.")
-
-_, p_big, jac_big = results["unscaled"]
-_, p_small, jac_small = results["scaled by 1/8"]
-assert math.sqrt(64) == 8
-assert torch.allclose(p_big, torch.tensor([0.99966, 0.00034, 1e-7], dtype=torch.float64), atol=1e-5)
-assert abs(jac_big - 3.4e-4) < 1e-5
-assert torch.allclose(p_small, torch.tensor([0.665, 0.245, 0.090], dtype=torch.float64), atol=1e-3)
-assert abs(jac_small - 0.22) < 0.005
-
 # %% [markdown] id="ed66d4e6" tags=["free-text"]
 # **Your answer:**
 #
@@ -203,11 +173,86 @@ gb_100k = entries_100k * 4 / 1e9  # float32: 4 bytes per entry
 # %% id="fbe042ff"
 check("9.2", entries_512, entries_100k, gb_100k)
 
+# %% [markdown] id="6b62921c" tags=["free-text"]
+# **Your answer:**
+#
+# <!-- BEGIN SOLUTION -->
+# *Model answer.* One head's attention matrix has one entry per (query, key) pair: 512² = 262,144 entries at 512 tokens, about 1 MiB in float32; the base model's 8 heads make 2,097,152 per layer and its 6 layers 12.6 million per encoder pass. d_model does not change the size of the matrix, but it sets the cost of computing it: n² · d_model ≈ 134 million multiply-adds per layer. At 100,000 tokens a single head's matrix has 10¹⁰ entries, 40 GB in float32 (320 GB for 8 heads), before the memory the backward pass needs. Memory and compute grow with the square of the length while the information in the document grows only linearly, so standard Transformers were held to contexts of 512 to 2,048 tokens. Long documents need sparse, local or linear attention, memory-efficient kernels such as FlashAttention, or chunking.
+# <!-- END SOLUTION -->
+
+# %% [markdown] id="aac7a3f2"
+# > **Errata: GB and GiB.** A popular table of attention-matrix sizes gives 128,000 tokens as "~64 GB". The entry count, 16,384,000,000, is right, but at 4 bytes each that is 65.5 GB, or 61.0 GiB. Exactly 64 GiB would take 131,072 tokens. The table's other rows (1, 16 and 256 MiB for 512, 2,048 and 8,192 tokens) are exact in binary units, and all of them are for one head, one layer and one sequence. Below, the rows from 2,048 tokens on; 512 tokens is 9.2's own question, and its reference at the end of the lesson checks the 1 MiB.
+
+# %% id="6f97cd90"
+FLOAT32, MiB, GB, GiB = 4, 2**20, 10**9, 2**30  # bytes per float32 entry; binary and decimal units
+for tokens in (2_048, 8_192, 128_000, 131_072):
+    size = tokens**2 * FLOAT32
+    print(
+        f"{tokens:>7,} tokens: {tokens**2:>14,} entries = {size / GB:7.3f} GB"
+        f" = {size / GiB:7.3f} GiB = {size / MiB:>7,.0f} MiB"
+    )
+assert round(128_000**2 * FLOAT32 / GB, 1) == 65.5 and round(128_000**2 * FLOAT32 / GiB, 1) == 61.0
+assert 131_072**2 * FLOAT32 / GiB == 64 and 8_192**2 * FLOAT32 / MiB == 256
+assert 2_048**2 * FLOAT32 / MiB == 16
+
+
+# %% [markdown] id="123ec985"
+# ## Question 5 · Beyond translation
+#
+# *The whole model is assembled in [lesson 7](07_complete_transformer.ipynb); positions come from [lesson 5](05_positional_encoding.ipynb) and multi-head attention from [lesson 4](04_multi_head_attention.ipynb).*
+#
+# **What makes the Transformer useful beyond translation and parsing? What has to change to use it for text classification, for question answering and for images?**
+
+# %% [markdown] id="82e6f0ce" tags=["free-text"]
+# **Your answer:**
+#
+# <!-- BEGIN SOLUTION -->
+# *Model answer.* The architecture assumes very little: it works on any set or sequence of vectors, models every pairwise interaction in one step, parallelises well and keeps improving with more data and compute, and it gets order from a positional scheme that can be swapped.
+# - **Text classification:** keep only the encoder, which reads in both directions; pool its outputs or read a [CLS] token's vector into a classification head (as BERT does). The decoder and cross-attention go.
+# - **Question answering:** extractive QA feeds the question and the passage to an encoder as one sequence (with segment embeddings) and predicts where the answer starts and ends; generative QA uses an encoder-decoder (T5) or a decoder-only model given a prompt. Long passages run into the n² cost of question 4.
+# - **Images:** cut the image into patches (for example 16 × 16 pixels), embed each patch linearly as a token, add 2-D or learned position embeddings and a class token (ViT, 2020). Without the convolution's built-in bias towards local patterns it needs a lot of data or pre-training, and its cost is quadratic in the number of patches.
+#
+# In every case the task brings its own input embedding, positional scheme and output head, and the model is usually pre-trained at scale and then fine-tuned.
+# <!-- END SOLUTION -->
+
+# %% [markdown] id="4b7e1c93"
+# ## The references
+#
+# The references of ✏️ 9.1 and ✏️ 9.2, computed by the course rather than taken from your answers. Read each one after you have tried its exercise: on a first Run All they wait here, below the last question, and print once the exercise passes (run the cell again then).
+
+# %% [markdown] id="8e318998"
+# **9.1.** The reference, with the softmax's gradient: its Jacobian ∂pᵢ/∂sⱼ = pᵢ(δᵢⱼ − pⱼ). Scores of [8, 0, −8] are what d_k = 64 produces routinely; divided by √64 = 8 they become [1, 0, −1]. It waits for your answer: once 9.1 passes, run this cell again.
+
+# %% id="f7ebb6f4"
+def softmax_jacobian(p):
+    """∂p_i/∂s_j = p_i (δ_ij − p_j) for a softmax output p of shape (n,)."""
+    return torch.diag(p) - p[:, None] * p[None, :]
+
+
+results = {}
+for label, s in (("unscaled", [8.0, 0.0, -8.0]), ("scaled by 1/8", [1.0, 0.0, -1.0])):
+    p = torch.tensor(s, dtype=torch.float64).softmax(dim=-1)
+    results[label] = s, p, softmax_jacobian(p).abs().max().item()
+
+if check("9.1", std_64, weights_8).passed:  # the reference, once yours passes
+    for label, (s, p, jac) in results.items():
+        shown = ", ".join(f"{x:.5g}" for x in p.tolist())
+        print(f"{label:>14}: scores {s} -> weights [{shown}], largest Jacobian entry {jac:.5f}")
+else:
+    print("The reference appears here once 9.1 passes.")
+
+_, p_big, jac_big = results["unscaled"]
+_, p_small, jac_small = results["scaled by 1/8"]
+assert math.sqrt(64) == 8
+assert torch.allclose(p_big, torch.tensor([0.99966, 0.00034, 1e-7], dtype=torch.float64), atol=1e-5)
+assert abs(jac_big - 3.4e-4) < 1e-5
+assert torch.allclose(p_small, torch.tensor([0.665, 0.245, 0.090], dtype=torch.float64), atol=1e-3)
+assert abs(jac_small - 0.22) < 0.005
+
 # %% [markdown] id="74f8d1e7"
-# The reference, with the base model's 8 heads and 6 layers, the cost of computing the scores, and binary units beside decimal ones. It waits for your answer: once 9.2 passes, run this cell again.
+# **9.2.** The reference, with the base model's 8 heads and 6 layers, the cost of computing the scores, and binary units beside decimal ones. It waits for your answer: once 9.2 passes, run this cell again.
 
 # %% id="2ea0047d"
-FLOAT32, MiB, GB, GiB = 4, 2**20, 10**9, 2**30
 n_heads, n_layers, d_model = 8, 6, 512
 
 if check("9.2", entries_512, entries_100k, gb_100k).passed:  # the reference, once yours passes
@@ -233,42 +278,3 @@ assert 512**2 * n_heads == 2_097_152 and 512**2 * n_heads * n_layers == 12_582_9
 assert 512**2 * d_model == 134_217_728
 assert 100_000**2 == 10**10 and 100_000**2 * FLOAT32 / GB == 40
 assert 100_000**2 * FLOAT32 * n_heads / GB == 320
-
-# %% [markdown] id="6b62921c" tags=["free-text"]
-# **Your answer:**
-#
-# <!-- BEGIN SOLUTION -->
-# *Model answer.* One head's attention matrix has one entry per (query, key) pair: 512² = 262,144 entries at 512 tokens, about 1 MiB in float32; the base model's 8 heads make 2,097,152 per layer and its 6 layers 12.6 million per encoder pass. d_model does not change the size of the matrix, but it sets the cost of computing it: n² · d_model ≈ 134 million multiply-adds per layer. At 100,000 tokens a single head's matrix has 10¹⁰ entries, 40 GB in float32 (320 GB for 8 heads), before the memory the backward pass needs. Memory and compute grow with the square of the length while the information in the document grows only linearly, so standard Transformers were held to contexts of 512 to 2,048 tokens. Long documents need sparse, local or linear attention, memory-efficient kernels such as FlashAttention, or chunking.
-# <!-- END SOLUTION -->
-
-# %% [markdown] id="aac7a3f2"
-# > **Errata: GB and GiB.** A popular table of attention-matrix sizes gives 128,000 tokens as "~64 GB". The entry count, 16,384,000,000, is right, but at 4 bytes each that is 65.5 GB, or 61.0 GiB. Exactly 64 GiB would take 131,072 tokens. The table's other rows (1, 16 and 256 MiB for 512, 2,048 and 8,192 tokens) are exact in binary units, and all of them are for one head, one layer and one sequence.
-
-# %% id="6f97cd90"
-for tokens in (512, 2_048, 8_192, 128_000, 131_072):
-    size = tokens**2 * FLOAT32
-    print(
-        f"{tokens:>7,} tokens: {tokens**2:>14,} entries = {size / GB:7.3f} GB"
-        f" = {size / GiB:7.3f} GiB = {size / MiB:>7,.0f} MiB"
-    )
-assert round(128_000**2 * FLOAT32 / GB, 1) == 65.5 and round(128_000**2 * FLOAT32 / GiB, 1) == 61.0
-assert 131_072**2 * FLOAT32 / GiB == 64 and 8_192**2 * FLOAT32 / MiB == 256
-
-# %% [markdown] id="123ec985"
-# ## Question 5 · Beyond translation
-#
-# *The whole model is assembled in [lesson 7](07_complete_transformer.ipynb); positions come from [lesson 5](05_positional_encoding.ipynb) and multi-head attention from [lesson 4](04_multi_head_attention.ipynb).*
-#
-# **What makes the Transformer useful beyond translation and parsing? What has to change to use it for text classification, for question answering and for images?**
-
-# %% [markdown] id="82e6f0ce" tags=["free-text"]
-# **Your answer:**
-#
-# <!-- BEGIN SOLUTION -->
-# *Model answer.* The architecture assumes very little: it works on any set or sequence of vectors, models every pairwise interaction in one step, parallelises well and keeps improving with more data and compute, and it gets order from a positional scheme that can be swapped.
-# - **Text classification:** keep only the encoder, which reads in both directions; pool its outputs or read a [CLS] token's vector into a classification head (as BERT does). The decoder and cross-attention go.
-# - **Question answering:** extractive QA feeds the question and the passage to an encoder as one sequence (with segment embeddings) and predicts where the answer starts and ends; generative QA uses an encoder-decoder (T5) or a decoder-only model given a prompt. Long passages run into the n² cost of question 4.
-# - **Images:** cut the image into patches (for example 16 × 16 pixels), embed each patch linearly as a token, add 2-D or learned position embeddings and a class token (ViT, 2020). Without the convolution's built-in bias towards local patterns it needs a lot of data or pre-training, and its cost is quadratic in the number of patches.
-#
-# In every case the task brings its own input embedding, positional scheme and output head, and the model is usually pre-trained at scale and then fine-tuned.
-# <!-- END SOLUTION -->

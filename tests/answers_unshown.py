@@ -11,14 +11,18 @@ For each lesson, two runs in fresh kernels:
 2. The untouched lesson (``lessons/NN_name.ipynb``), as a learner's Run All.
 
 The test fails when one of an exercise's expected numbers appears in an output of the lesson
-above its check, in the check cell itself, or in the next two code cells below it, and that
-case is not in the reviewed allow-list ``tests/answers_shown.toml`` (each entry with its
-reason). It also fails when an exercise's first hint states one of its expected numbers, and
-when an allow-list entry no longer matches anything (a fixed case leaves the list).
+above its check, in the check cell itself, or in the next two code cells below it, or is
+written in the code of the check cell or of those two cells (a reference cell that asserts
+``== (5_242_880, 31_457_280)`` shows the answer to a learner who scrolls down, before any
+output does), and that case is not in the reviewed allow-list ``tests/answers_shown.toml``
+(each entry with its reason). It also fails when an exercise's first hint states one of its
+expected numbers, and when an allow-list entry no longer matches anything (a fixed case leaves
+the list).
 
-A number is looked for as a notebook prints it: a whole number with and without thousands
-separators (``768``, ``65,536``, ``65_536``, ``768.0``), a fraction to 1-4 decimals and to 2-4
-significant figures (``0.87``, ``0.8660``), in scientific notation, as a percentage, and,
+A number is looked for as a notebook prints it or its code writes it: a whole number with and
+without thousands separators (``768``, ``65,536``, ``65_536``, ``768.0``), a fraction to 1-4
+decimals and to 2-4 significant figures (``0.87``, ``0.8660``), in scientific notation
+(``3.4e-04``, and as code writes it, ``3.4e-4``), as a percentage, and,
 from 1,000 up, in kB/MB/GB/TB and KiB/MiB/GiB/TiB with 0-2 decimals (``61.0 GiB``). Only
 forms with at least 2 significant digits count (3 in the cells above the check, where a
 2-digit 0.33 is more often a coincidence), and a form must stand alone (``0.87`` is not
@@ -28,7 +32,8 @@ Values too common to say anything are left out: whole numbers below 10 and boole
 of steps, heads and layers, the 0s and 1s of masks), and numbers with a single significant
 digit (0.5, 0.1, 100, 20,000: the lessons' settings, printed everywhere). A printed form
 that reads as such a value (0.998 printed as ``1.00``) is left out for the same reason, and so
-is a fraction printed as a whole number (15.92 as ``16``).
+is a fraction printed as a whole number (15.92 as ``16``). In code, an exercise's name
+(``check("7.2", ...)``) is not a number.
 
 One test per lesson, two at a time (``-n 2``): about 3.6 minutes of CPU for the nine lessons,
 run twice each; 6.5 to 7 minutes of wall time on a two-core machine shared with other work.
@@ -186,6 +191,11 @@ def trivial(x: float) -> bool:
     return len(mantissa.replace(".", "")) <= 1
 
 
+def _as_code(form: str) -> str:
+    """Scientific notation as code writes it: '3.4e-04' -> '3.4e-4', '1.6e+10' -> '1.6e10'."""
+    return re.sub(r"e\+?(-?)0*(\d)", r"e\1\2", form)
+
+
 def forms(x: float) -> set[str]:
     """The ways a notebook may print ``x`` (see the module docstring)."""
     found = set()
@@ -199,6 +209,7 @@ def forms(x: float) -> set[str]:
             found |= {f"{100 * x:.{d}f}%" for d in range(1, 3)}
     if abs(x) < 1e-3 or abs(x) >= 1e5:
         found |= {f"{x:.{p}e}" for p in range(1, 4)}
+        found |= {_as_code(f"{x:.{p}e}") for p in range(1, 4)}
     if abs(x) >= 1e3:
         for size, unit in UNITS:
             for d in range(0, 3):
@@ -248,6 +259,14 @@ def shown_text(cell) -> str:
     return "\n".join(p if isinstance(p, str) else "".join(p) for p in parts)
 
 
+NAMES = re.compile(r"""(['"])\d+\.\d+\1""")  # "7.2" in check("7.2", ...) names an exercise
+
+
+def written_text(cell) -> str:
+    """What a code cell's source writes, less the exercises' names; nothing for markdown."""
+    return NAMES.sub("", cell.source) if cell.cell_type == "code" else ""
+
+
 def windows(nb) -> dict[str, list[tuple[int, str]]]:
     """For each checked exercise: (index, where) of the cells whose outputs must not show its
     answer: every cell above its check, the check cell, and the next code cells below it."""
@@ -264,28 +283,34 @@ def windows(nb) -> dict[str, list[tuple[int, str]]]:
 
 def giveaways(nb, expected: dict[str, list[float]]) -> list[dict]:
     """Every place an exercise's expected number is shown in its window (above its check, a
-    form needs 3 significant digits: 0.33 far above is more often a coincidence than 0.330)."""
+    form needs 3 significant digits: 0.33 far above is more often a coincidence than 0.330),
+    or written in the code of the check cell and of the cells under it."""
     found = []
     texts = [shown_text(cell) for cell in nb.cells]
+    codes = [written_text(cell) for cell in nb.cells]
     for exercise, cells in windows(nb).items():
         values = {v for v in expected.get(exercise, []) if not trivial(v)}
         patterns = {f: pattern(f) for v in values for f in forms(v)}
         for index, where in cells:
+            places = [("output", texts[index])]
+            if where != "above":
+                places.append(("code", codes[index]))
             for form, regex in patterns.items():
                 if where == "above" and significant(form) < 3:
                     continue
-                hit = regex.search(texts[index])
-                if hit:
-                    start = max(0, hit.start() - 40)
-                    found.append(
-                        {
-                            "exercise": exercise,
-                            "shown": form,
-                            "cell": nb.cells[index].get("id"),
-                            "where": f"{where} (cell {index})",
-                            "context": " ".join(texts[index][start : hit.end() + 40].split()),
-                        }
-                    )
+                for place, text in places:
+                    hit = regex.search(text)
+                    if hit:
+                        start = max(0, hit.start() - 40)
+                        found.append(
+                            {
+                                "exercise": exercise,
+                                "shown": form,
+                                "cell": nb.cells[index].get("id"),
+                                "where": f"{where} (cell {index}, its {place})",
+                                "context": " ".join(text[start : hit.end() + 40].split()),
+                            }
+                        )
     return _longest(found)
 
 
@@ -331,6 +356,25 @@ def test_the_number_forms_find_what_a_notebook_prints():
     assert {"65,536,000,000", "65.5 GB", "61.0 GiB"} <= forms(65_536_000_000)
     assert {"0.87", "0.866", "0.8660", "86.6%"} <= forms(0.86603)
     assert trivial(3) and trivial(0.5) and trivial(20_000) and not trivial(768)
+    assert "5_242_880" in forms(5_242_880) and pattern("5_242_880").search("(5_242_880, 3)")
+    assert not pattern("242_880").search("5_242_880") and not pattern("5_242").search("5_242_880")
+    assert {"3.4e-04", "3.4e-4"} <= forms(3.4e-4) and "1.64e10" in forms(1.6384e10)
+
+
+def test_the_code_under_a_check_is_read_as_well_as_its_outputs():
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [
+        nbformat.v4.new_code_cell('check("7.2", layer_weights)'),
+        nbformat.v4.new_markdown_cell("The reference:"),
+        nbformat.v4.new_code_cell("assert reference == 5_242_880"),
+        nbformat.v4.new_code_cell("assert other == 31_457_280"),
+        nbformat.v4.new_code_cell("assert reference == 5_242_880  # a third cell down"),
+    ]
+    for i, cell in enumerate(nb.cells):
+        cell["id"] = f"cell{i}"
+    found = giveaways(nb, {"7.2": [5_242_880.0, 7.2]})
+    assert [(g["shown"], g["cell"]) for g in found] == [("5_242_880", "cell2")], found
+    assert "its code" in found[0]["where"]
 
 
 @pytest.mark.parametrize("name", LESSONS)

@@ -24,6 +24,7 @@ from course_tools.grading.grader import (
     POINTS,
     WRITTEN_POINTS,
     find_submissions,
+    grade,
     load_points,
     write_reports,
 )
@@ -260,6 +261,8 @@ def test_students_are_named_by_their_folder_or_else_by_their_file(tmp_path):
     found = find_submissions([tmp_path])
     assert [s for _, s in found] == ["alice", "bob", "carol", "dan"]
     assert find_submissions([tmp_path / "bob" / "03_x.ipynb"])[0][1] == "03_x"
+    given = [tmp_path / "alice" / "03_x.ipynb", tmp_path / "bob" / "03_x.ipynb"]
+    assert [s for _, s in find_submissions(given)] == ["alice", "bob"]  # same stem: the folder
 
 
 def test_two_notebooks_of_one_lesson_from_one_student_are_both_kept_and_noted(tmp_path):
@@ -297,3 +300,10 @@ def test_stored_passes_are_read_from_the_checks_own_output_its_html_or_its_text(
     ]  # fmt: skip
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("x", outputs=outputs)])
     assert notebooks.claimed_passes(nb) == {"3.1", "3.2", "3.3"}
+
+
+def test_an_unreadable_notebook_scores_nothing_of_the_lesson_given(tmp_path):
+    (tmp_path / "alice.ipynb").write_text("{", encoding="utf-8")
+    graded = grade(tmp_path / "alice.ipynb", "alice", timeout=10, points={}, lesson=3)
+    assert graded.status == "invalid" and graded.lesson == 3
+    assert graded.max_points == len([e for e in EXERCISES if e.startswith("3.")]) > 0

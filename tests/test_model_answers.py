@@ -74,7 +74,7 @@ def test_bad_arguments_are_named(args, error, words):
 
 def test_check_and_hint_point_a_written_question_to_reveal():
     for result in (check("2.w1"), hint("2.w1")):
-        assert not result.passed and 'reveal("2.w1", your_answer)' in result.message
+        assert not result.passed and 'reveal("2.w1", my_answer)' in result.message
 
 
 def test_written_ids_cannot_be_taken_for_exercise_ids():
@@ -165,4 +165,4 @@ def test_without_the_model_answers_a_class_release_still_runs_and_says_why():
         [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True
     )
     assert done.stdout.count("this copy of the course has no model answers") == 2
-    assert 'reveal("2.w1", your_answer)' in done.stdout
+    assert 'reveal("2.w1", my_answer)' in done.stdout

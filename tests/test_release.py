@@ -69,3 +69,13 @@ def test_the_releases_links_open_the_students_branch(built):
     text = (built / "README.md").read_text(encoding="utf-8")
     assert "/students?urlpath=lab/tree/workspace" in text and "&branch=students&" in text
     assert "lessons/03_scaled_dot_product_attention.ipynb" in text
+
+
+def test_the_release_never_replaces_a_folder_it_did_not_write(tmp_path, built):
+    (tmp_path / "notes.txt").write_text("mine")
+    for out in (ROOT, ROOT.parent, tmp_path):
+        with pytest.raises(ValueError, match="^out must "):
+            release.build(out)
+    assert (tmp_path / "notes.txt").read_text() == "mine"
+    assert (built / release.MARK).is_file()  # an earlier release may be replaced
+    release.build(built)

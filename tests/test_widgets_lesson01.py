@@ -110,7 +110,7 @@ def test_the_fastest_sample_is_drawn_and_the_spread_reported(monkeypatch):
     clean = {("lstm", n, 32): n * 1e-5 for n in (16, 32, 64)}
     clean |= {("attention", n, 32): n * n * 1e-7 for n in (16, 32, 64)}
 
-    def grid(points, samples, **_):
+    def grid(points, samples=sequence_cost.SAMPLES, **_):
         # the second round of the smallest points ran while something else was busy
         return {
             p: [clean[p] * (1 + 3 * (i == 1 and p[1] == 16)) for i in range(samples)]
@@ -262,7 +262,7 @@ def test_cost_crossover_plot_marks_n_equal_d():
 def explorer(monkeypatch):
     calls = []
 
-    def fake_grid(points, *, samples, batch=1):
+    def fake_grid(points, *, samples=sequence_cost.SAMPLES, batch=1):
         calls.extend(points)
         return {(kind, n, d): [fake_timings(d)[kind, n, d]] * samples for kind, n, d in points}
 
@@ -303,3 +303,8 @@ def test_the_explorer_shows_a_png_and_says_which_layer_won(explorer):
     explorer.n_select.value = 1024
     assert "the LSTM is 4.0× faster" in explorer.status.value
     assert "n²·d = 33,554,432" in explorer.status.value
+
+
+def test_without_spreads_the_noise_line_claims_no_spread():
+    assert sequence_cost.noise(64, 32, {}).startswith("Noise: one timing per point here")
+    assert "1.0×" not in sequence_cost.noise(64, 32, {})

@@ -5,7 +5,7 @@
 mistake. It shows as a box with a symbol and a word, so the outcome never depends on colour.
 ``hint`` shows the next hint of an exercise each time it runs. ``require`` is the same check
 for autograders (nbgrader, otter-grader): silent on a pass, an ``AssertionError`` otherwise.
-``reveal("2.w1", your_answer)`` shows the model answer of a written question under the
+``reveal("2.w1", my_answer)`` shows the model answer of a written question under the
 learner's own (:mod:`course_lib.model_answers`).
 
 Each exercise declares the notebook names that hold its answer (``Exercise.names``); the
@@ -85,7 +85,7 @@ def _unknown(exercise_id) -> str:
     if WRITTEN.fullmatch(str(exercise_id)):  # nothing to check: a model answer to see
         return (
             f"{exercise_id} is a written question: your answer is the text you write. "
-            f'reveal("{exercise_id}", your_answer) shows the model answer under it.'
+            f'reveal("{exercise_id}", my_answer) shows the model answer under it.'
         )
     known = [e.id for e in EXERCISES.values() if e.id.split(".")[0] == lesson] or list(EXERCISES)
     return f"there is no exercise {exercise_id!r}; the exercises are {', '.join(known)}."

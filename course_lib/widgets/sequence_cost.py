@@ -102,10 +102,10 @@ def _seconds(forward, calls: int) -> float:
 def measure_grid(points, *, samples: int = SAMPLES, batch: int = 1) -> dict:
     """``samples`` timings (seconds per forward pass) of each ``(kind, n, d)`` in ``points``.
 
-    Each point first gets a warm-up call (first calls allocate buffers and pick kernels),
-    which also sets how many calls one of its samples times: enough to last MIN_SECONDS,
-    at most MAX_CALLS. The samples are taken in rounds, one per point per round, without
-    gradients. ``n`` is capped at ``LENGTHS[-1]`` and ``d`` at ``WIDTHS[-1]``.
+    Each point first gets a warm-up call (first calls allocate buffers and pick kernels), then
+    one timed call, which sets how many calls one of its samples times: enough to last
+    MIN_SECONDS, at most MAX_CALLS. The samples are taken in rounds, one per point per round,
+    without gradients. ``n`` is capped at ``LENGTHS[-1]`` and ``d`` at ``WIDTHS[-1]``.
     """
     points = list(dict.fromkeys(points))
     for point in points:
@@ -114,6 +114,8 @@ def measure_grid(points, *, samples: int = SAMPLES, batch: int = 1) -> dict:
         raise ValueError(f"samples must be a positive int; got {samples!r}")
     with torch.no_grad():
         forwards = {p: _forward(*p, batch) for p in points}
+        for forward in forwards.values():
+            forward()  # the warm-up, slower than any later call
         calls = {
             p: min(MAX_CALLS, max(1, math.ceil(MIN_SECONDS / max(_seconds(f, 1), 1e-9))))
             for p, f in forwards.items()
@@ -165,7 +167,10 @@ def crossing(n: int, d: int, timings: dict) -> str:
 
 def noise(n: int, d: int, spreads: dict) -> str:
     """How far repeated timings spread, at the smallest length and at ``n`` (the worse of the
-    two layers): the slowest sample as a multiple of the fastest."""
+    two layers): the slowest sample as a multiple of the fastest; without ``spreads``, that
+    the points are single timings."""
+    if not spreads:
+        return "Noise: one timing per point here; read the trend, not one point"
     low = max(spreads.get((kind, LENGTHS[0], d), 0.0) for kind in KINDS)
     high = max(spreads.get((kind, n, d), 0.0) for kind in KINDS)
     at_n = f" and {1 + high:.1f}× at n = {n:,}" if n != LENGTHS[0] else ""
@@ -181,7 +186,7 @@ def cost_readings(n: int, d: int, timings: dict, spreads=None) -> tuple[str, str
     (:func:`noise`). The text alternative and the status line repeat them word for word.
 
     ``timings`` maps ``(kind, length, d)`` to seconds; ``spreads`` the same keys to
-    :func:`spread` (none known: 0%).
+    :func:`spread` (None: single timings).
     """
     lstm, attention = (1000 * timings[kind, n, d] for kind in KINDS)
     if f"{lstm:.2f}" == f"{attention:.2f}":
@@ -309,7 +314,6 @@ class SequenceCostExplorer(Explorer):
 
     Args:
         n, d: the starting length and width (grid values).
-        repeats: samples per point (the fastest is drawn); see :func:`measure_grid`.
 
     Attributes:
         timings: ``(kind, n, d) -> seconds``, every measurement made so far; ``spreads`` how
@@ -325,12 +329,12 @@ class SequenceCostExplorer(Explorer):
         "the live notebook measures them on yours."
     )
 
-    def __init__(self, n: int = 256, d: int = 128, *, repeats: int = SAMPLES):
+    def __init__(self, n: int = 256, d: int = 128):
         import ipywidgets as w  # here, so that importing course_lib.widgets stays light
 
         if n not in LENGTHS or d not in WIDTHS:
             raise ValueError(f"n must be one of {LENGTHS} and d one of {WIDTHS}; got {n}, {d}")
-        self.repeats, self.timings, self.spreads, self.figure = repeats, {}, {}, None
+        self.timings, self.spreads, self.figure = {}, {}, None
         style = {"description_width": "150px"}
         layout = w.Layout(width="420px")
         self.n_select = w.SelectionSlider(
@@ -363,7 +367,7 @@ class SequenceCostExplorer(Explorer):
             if (kind, length, d) not in self.timings
         ]
         if missing:
-            for point, samples in measure_grid(missing, samples=self.repeats).items():
+            for point, samples in measure_grid(missing).items():
                 self.timings[point] = min(samples)
                 self.spreads[point] = spread(samples)
 

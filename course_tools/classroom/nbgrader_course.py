@@ -84,7 +84,8 @@ c.Autograde.autograde_preprocessors = [RequireChecks, *nbgraders_own]
 # never nbgrader's default system-wide one (made world-writable by whoever runs first).
 c.Exchange.root = os.path.join(c.CourseDirectory.root, "exchange")
 
-# One thread per kernel, whatever a notebook does: the kernels inherit this environment.
+# One thread per kernel, even when a notebook's first cell (which sets it) fails: the kernels
+# inherit this environment.
 os.environ.update({threads})
 '''
 

@@ -26,9 +26,10 @@ from traitlets import default
 
 MAX_RUNS = 4  # the first run plus up to three restarts, each without one more bad cell
 
-# One thread per kernel, set before it starts, whatever the notebook's first cell does: the
-# grader runs several notebooks side by side, and a kernel with every core's worth of threads
-# slows them all past the time limit.
+# One thread per kernel, set in its environment before it starts, so that it holds even when
+# the notebook's first cell (which sets it in the lessons) fails: the grader runs several
+# notebooks side by side, and a kernel with every core's worth of threads slows them all past
+# the time limit.
 ONE_THREAD = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
 
 EXPORT = """\

@@ -72,7 +72,7 @@ def grade(
         results = evaluate(ran.answers, checked, sources, timeout, moves) if ran.exported else {}
     except (notebooks.InvalidNotebook, ValueError) as e:
         graded.invalid = str(e)
-        _score_nothing(graded, path, points)
+        _score_nothing(graded, graded.lesson or lesson or notebooks.lesson_in_name(path), points)
         return graded
     for e in found:
         if e.id in unread:
@@ -106,14 +106,13 @@ def _order(exercise_id: str) -> list[int]:
     return [int(k) if k.isdigit() else 0 for k in exercise_id.split(".")]
 
 
-def _score_nothing(graded: SubmissionGrade, path: Path, points: dict) -> None:
+def _score_nothing(graded: SubmissionGrade, lesson: int | None, points: dict) -> None:
     """An invalid notebook of a known lesson scores 0 of that lesson's points, not 0 of 0."""
-    lesson = graded.lesson or notebooks.lesson_in_name(path)
     if lesson is None:
         return
     graded.lesson = lesson
     for e in exercises(lesson):
-        why = "not graded: the notebook could not be read."
+        why = "not graded: the notebook could not be graded (see the note above)."
         graded.exercises.append(
             ExerciseGrade(e.id, e.title, NOT_GRADED, why, 0.0, points.get(e.id, 1.0))
         )
@@ -161,8 +160,15 @@ def grade_many(
 
     ``progress``, if given, is called with (number done, total, the grade just finished)."""
     task = partial(_safe_grade, **options)
+    if jobs <= 1:  # in this process: nothing to lose to a worker that dies
+        grades = []
+        for done, item in enumerate(items, start=1):
+            grades.append(task(item))
+            if progress:
+                progress(done, len(items), grades[-1])
+        return grades
     grades: list[SubmissionGrade | None] = [None] * len(items)
-    with ProcessPoolExecutor(max_workers=max(1, min(jobs, len(items)))) as pool:
+    with ProcessPoolExecutor(max_workers=min(jobs, len(items))) as pool:
         running = {pool.submit(task, item): i for i, item in enumerate(items)}
         for done, future in enumerate(as_completed(running), start=1):
             grades[running[future]] = future.result()
@@ -174,7 +180,8 @@ def grade_many(
 def find_submissions(arguments: list[Path]) -> list[tuple[Path, str]]:
     """(path, student) pairs. Under a folder given, the student is the sub-folder the file is
     in (``alice/03_x.ipynb`` is alice's, however the file is named), or the file's name without
-    ``.ipynb`` when it lies in the folder itself; a file given by path is named by its stem."""
+    ``.ipynb`` when it lies in the folder itself. A file given by path is named by its stem, or
+    by its folder when other files given share that stem."""
     found = []
     for p in arguments:
         files = sorted(p.rglob("*.ipynb")) if p.is_dir() else [p]
@@ -182,7 +189,8 @@ def find_submissions(arguments: list[Path]) -> list[tuple[Path, str]]:
             if ".ipynb_checkpoints" not in f.parts:
                 inside = f.relative_to(p).parts if p.is_dir() else (f.name,)
                 found.append((f, inside[0] if len(inside) > 1 else f.stem))
-    return found
+    given = [f.stem for f in arguments if not f.is_dir()]  # alice/03_x.ipynb bob/03_x.ipynb
+    return [(f, f.parent.name if given.count(name) > 1 else name) for f, name in found]
 
 
 def load_points(path: Path | None) -> dict[str, float]:

@@ -77,8 +77,8 @@ def claimed_passes(nb) -> set[str]:
         for out in cell.get("outputs", []) if cell.cell_type == "code" else []:
             data = out.get("data", {})
             shown = data.get(MIME_TYPE)
-            if isinstance(shown, dict) and shown.get("status") == PASSED:
-                claimed.add(str(shown.get("exercise")))
+            if isinstance(shown, dict) and shown.get("status") == PASSED and "exercise" in shown:
+                claimed.add(str(shown["exercise"]))
             text = "".join(str(data.get(kind, "")) for kind in ("text/plain", "text/html"))
             claimed |= set(_PASSED_BOX.findall(text + "".join(out.get("text", ""))))
     return claimed
