@@ -24,6 +24,8 @@ import sys
 import tomllib
 from pathlib import Path
 
+from . import sources
+from .authoring import strip_region
 from .repository import ROOT, address, binder, lesson_titles, nbgitpuller
 
 SHIPPED = ["lessons", "course_lib", "binder", "requirements.txt", "environment.yml", "LICENSE"]
@@ -106,23 +108,18 @@ carried over; `make restore LESSON=03` gives a fresh copy and keeps yours.
 
 def answers(solutions: Path, lessons: Path) -> set[str]:
     """What finding elsewhere means an answer got out: every written model answer's lines, and
-    every code answer of two lines or more (``solutions/*.py``'s solution regions), that the
-    learners' copies do not also hold. A one-line code answer is left out: it can coincide with
-    the reference code the lessons themselves show from ``course_lib``."""
+    every code answer of two lines or more (the solution regions of ``solutions/*.py``), that
+    the learners' copies do not also hold. A one-line code answer is left out: it can coincide
+    with the reference code the lessons themselves show from ``course_lib``."""
     found = set()
     for source in sorted(solutions.glob("[0-9][0-9]_*.py")):
-        region, written = None, False
-        for line in source.read_text(encoding="utf-8").splitlines():
-            if "END SOLUTION" in line and region is not None:
-                if written:
-                    found |= {text for text in region if len(text) >= SHORTEST}
-                elif len([text for text in region if text]) >= 2:
-                    found.add(_lines("\n".join(region)))
-                region = None
-            elif region is not None:
-                region.append(line.removeprefix("#").strip() if written else line.strip())
-            elif "BEGIN SOLUTION" in line:
-                region, written = [], "<!--" in line
+        for cell in sources.read(source).cells:
+            for inside, lines in strip_region(cell.source.splitlines(), source.name):
+                region = [line.strip() for line in lines[1:-1] if line.strip()]
+                if inside and cell.cell_type == "markdown":
+                    found |= {line for line in region if len(line) >= SHORTEST}
+                elif inside and len(region) >= 2:
+                    found.add("\n".join(region))
     handed_out = "\n".join(_lines(_text(p)) for p in sorted(lessons.glob("*.ipynb")))
     return {answer for answer in found if answer not in handed_out}
 
