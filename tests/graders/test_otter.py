@@ -48,6 +48,7 @@ from handed_in import (  # noqa: E402
 )
 
 from course_lib.checks import check  # noqa: E402
+from course_lib.model_answers import REVEAL_TAG  # noqa: E402
 
 LESSONS = (3, 5, 8)
 CPU_INDEX = "--extra-index-url https://download.pytorch.org/whl/cpu"
@@ -105,10 +106,15 @@ def test_answer_cells_are_the_lessons_stubs(assigned, lesson):
 def test_code_cells_are_the_lessons_so_run_all_works(assigned, lesson):
     # No otter cell either (grader = otter.Notebook(), grader.check(...)): students run
     # the course's checks, and with no init cell a grader.check cell would stop Run All.
+    # The lessons' reveal cells are left out: the instructor grades the written answers.
     student = student_notebook(assigned, lesson)
     lesson_nb = nbformat.read(lesson_path(lesson), as_version=4)
     code = [(c.id, c.source) for c in student.cells if c.cell_type == "code"]
-    expected = [(c.id, c.source) for c in lesson_nb.cells if c.cell_type == "code"]
+    expected = [
+        (c.id, c.source)
+        for c in lesson_nb.cells
+        if c.cell_type == "code" and REVEAL_TAG not in c.metadata.get("tags", [])
+    ]
     assert code == expected
 
 
