@@ -322,6 +322,31 @@ def declared(module: str) -> list[Exercise]:
     return [e for _, e in _DECLARED.get(module, {}).values()]
 
 
+def blame_earlier(fn, name: str, exercise_id: str, what: str, module: str) -> None:
+    """Raise if ``fn`` (the learner's ``what``) calls the learner's ``name``, the function of
+    an earlier exercise of ``module``, and that one is still a stub or fails its own check:
+    the message names the exercise to finish or fix first. Checks call it once ``fn`` is found
+    wrong, so a part that fails only where ``fn`` does not use it is not blamed."""
+    try:
+        part = inspect.getclosurevars(fn).globals.get(name)
+    except (TypeError, ValueError):
+        return
+    if not callable(part) or part is fn:
+        return
+    result = next(e for e in declared(module) if e.id == exercise_id).run(part)
+    if result.status == NOT_DONE:
+        raise NotDone(
+            f"your {what} calls `{name}`, which is still the stub of exercise {exercise_id}: "
+            f"finish {exercise_id} first."
+        )
+    if result.status == FAILED:
+        raise Mismatch(
+            f"your {what} calls `{name}`, which does not pass check {exercise_id} yet: fix it "
+            f"first. Check {exercise_id} says: {result.message}",
+            MISTAKE,
+        )
+
+
 def _register(fn: Callable, declared_exercise: Exercise) -> Exercise:
     """Add the exercise to its module's list; a repeated id is an error, unless the same
     function declares it again (the module was reloaded)."""

@@ -18,15 +18,13 @@ import torch
 from ..masks import causal_mask, padding_mask, target_mask
 from ._core import (
     DIFFERENCE,
-    FAILED,
     MISTAKE,
-    NOT_DONE,
     SHAPE,
     TYPE,
     Mismatch,
     NotDone,
+    blame_earlier,
     call,
-    declared,
     exercise,
     multiple_choice,
 )
@@ -1023,30 +1021,10 @@ _UNFINISHED_PART = (
 
 
 def _blame_a_part(fn) -> None:
-    """Raise if ``fn`` calls the learner's function of 3.6 or 3.7 and that one is a stub or does
-    not pass its own check: the message names the exercise to finish or fix first. Called only
-    once the decoder mask is found wrong, so a part that fails only where the decoder does not
-    use it is not blamed."""
-    try:
-        used = inspect.getclosurevars(fn).globals
-    except (TypeError, ValueError):
-        return
+    """Raise if ``fn`` calls the learner's function of 3.6 or 3.7 and that one is a stub or
+    fails its own check (:func:`._core.blame_earlier`)."""
     for name, exercise_id in _PARTS:
-        part = used.get(name)
-        if not callable(part) or part is fn:
-            continue
-        result = next(e for e in declared(__name__) if e.id == exercise_id).run(part)
-        if result.status == NOT_DONE:
-            raise NotDone(
-                f"your make_decoder_mask calls `{name}`, which is still the stub of exercise "
-                f"{exercise_id}: finish {exercise_id} first."
-            ) from None
-        if result.status == FAILED:
-            raise Mismatch(
-                f"your make_decoder_mask calls `{name}`, which does not pass check "
-                f"{exercise_id} yet: fix it first. Check {exercise_id} says: {result.message}",
-                MISTAKE,
-            ) from None
+        blame_earlier(fn, name, exercise_id, "make_decoder_mask", __name__)
 
 
 def _decoder_mask_mistakes(tgt_in, pad_id, target, expected) -> list:

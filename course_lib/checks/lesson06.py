@@ -7,7 +7,6 @@ unbiased variance, ε outside the square root, γ and β forgotten, ...) to name
 LayerNorm's and post-norm Add & Norm's come from ``_mistakes``.
 """
 
-import inspect
 import math
 
 import numpy as np
@@ -18,14 +17,11 @@ from torch import nn
 from ..layers import PositionwiseFeedForward
 from ._core import (
     DIFFERENCE,
-    FAILED,
     MISTAKE,
-    NOT_DONE,
     SHAPE,
     Mismatch,
-    NotDone,
+    blame_earlier,
     call,
-    declared,
     exercise,
     multiple_choice,
 )
@@ -98,29 +94,6 @@ def _everywhere(wrong) -> str | None:
 def _times(n: int, what: str) -> str:
     """``"2·d_model·d_ff"``, ``"d_ff"``, ``"no d_ff"``, ``"-1·d_model"``."""
     return f"no {what}" if n == 0 else what if n == 1 else f"{n}·{what}"
-
-
-def _earlier(fn, name: str, exercise_id: str, what: str) -> None:
-    """Raise if ``fn`` calls the learner's ``name`` (an earlier exercise's function) and that
-    one is not written yet or fails its own check: the message names the exercise to fix."""
-    try:
-        part = inspect.getclosurevars(fn).globals.get(name)
-    except (TypeError, ValueError):
-        return
-    if not callable(part) or part is fn:
-        return
-    result = next(e for e in declared(__name__) if e.id == exercise_id).run(part)
-    if result.status == NOT_DONE:
-        raise NotDone(
-            f"your {what} calls `{name}`, which is still the stub of exercise {exercise_id}: "
-            f"finish {exercise_id} first."
-        )
-    if result.status == FAILED:
-        raise Mismatch(
-            f"your {what} calls `{name}`, which does not pass check {exercise_id} yet: fix it "
-            f"first. Check {exercise_id} says: {result.message}",
-            MISTAKE,
-        )
 
 
 # 6.1 Recall ------------------------------------------------------------------------------------
@@ -550,7 +523,9 @@ def block_parameters(encoder_block_parameters) -> str:
 
     4·(d_model² + d_model) + (2·d_model·d_ff + d_ff + d_model) + 2·(2·d_model).
     """
-    _earlier(encoder_block_parameters, "ffn_parameters", "6.3", "encoder_block_parameters")
+    blame_earlier(
+        encoder_block_parameters, "ffn_parameters", "6.3", "encoder_block_parameters", __name__
+    )
     counts = []
     for d, h, f in _BLOCK_CASES:
         during = f"for d_model = {d}, n_heads = {h}, d_ff = {f}"
