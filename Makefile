@@ -2,7 +2,7 @@
 # (lab, update, restore, and the set-up they share with the rest) are in learner.mk.
 include learner.mk
 
-.PHONY: test test-answers test-versions test-portable test-sweep test-mutants test-graders graders-env e2e site site-solutions lint format solutions lessons checkpoint validate grade release nbgrader otter bench clean
+.PHONY: sandbox-tool test test-sandbox test-answers test-versions test-portable test-sweep test-mutants test-graders graders-env autograde e2e site site-solutions lint format solutions lessons checkpoint validate grade release nbgrader otter bench clean
 
 # Notebook tests: the kernel runs in this environment; memory addresses are masked.
 NBVAL := --nbval-current-env --nbval-cell-timeout=300 --nbval-sanitize-with tests/nbval_sanitize.cfg
@@ -13,11 +13,19 @@ NBVAL := --nbval-current-env --nbval-cell-timeout=300 --nbval-sanitize-with test
 WORKERS := -n 2 --dist loadfile
 TIMED   := $(BIN)/python tests/timed.py
 
-test: $(VENV)/.dev         ## set up, then lint, the unit tests, solutions/ compared and lessons/ run
+test: $(VENV)/.dev sandbox-tool ## set up, then lint, the unit tests, solutions/ compared and lessons/ run
 	$(TIMED) lint sh -c "$(BIN)/ruff check . && $(BIN)/ruff format --check ."
 	$(TIMED) "unit tests" $(BIN)/python -m pytest $(WORKERS)
 	$(TIMED) "solutions/, compared" $(BIN)/python -m pytest $(WORKERS) --nbval solutions/ $(NBVAL)
 	$(TIMED) "lessons/, run through" $(BIN)/python -m pytest $(WORKERS) --nbval-lax lessons/ $(NBVAL)
+
+# A submission's attacks on the grader (tests/sandbox), then every check test again with each
+# answer handed to its check as the grader hands it: out of a sandbox, as plain data
+# (tests/through_the_grader.py): one verdict in the notebook and at grading.
+test-sandbox: $(VENV)/.dev sandbox-tool ## the grader attacked; every check test's verdict again as the grader reaches it
+	$(TIMED) "tamper battery" $(BIN)/python -m pytest tests/sandbox
+	$(TIMED) "checks through the grader" env CHECKS_THROUGH_THE_GRADER=1 \
+		$(BIN)/python -m pytest $(WORKERS) $(wildcard tests/test_check*.py)
 
 # Each lesson twice: its solution, recording what each check(...) receives, then the untouched
 # lesson as a learner's Run All. Fails where an exercise's expected number is printed above its
@@ -86,7 +94,7 @@ lessons: $(VENV)/.tools    ## regenerate lessons/ from solutions/
 checkpoint: $(VENV)/.learner ## retrain lesson 7's shipped translator (deterministic: one thread, seed 0)
 	$(BIN)/python -m course_lib.pretrained
 
-validate: $(VENV)/.tools    ## solutions pass every check, lessons none: make validate [LESSON=03]
+validate: $(VENV)/.tools sandbox-tool ## solutions pass every check, lessons none: make validate [LESSON=03]
 	$(BIN)/python -m course_tools.grade --validate $(LESSON) --jobs 2
 
 # Where grading writes grades.csv, summary.md and feedback/ (outside the course folder: students'
@@ -94,8 +102,17 @@ validate: $(VENV)/.tools    ## solutions pass every check, lessons none: make va
 GRADES ?= $(HOME)/attention-course-grades/grades.csv
 JOBS   ?= 2
 
-grade: $(VENV)/.tools       ## grade student notebooks: make grade SUBMISSIONS=folder [GRADES=... JOBS=2]
+grade: $(VENV)/.tools sandbox-tool  ## grade student notebooks: make grade SUBMISSIONS=folder [GRADES=... JOBS=2]
 	$(BIN)/python -m course_tools.grade $(SUBMISSIONS) --out $(GRADES) --jobs $(JOBS)
+
+# The grader runs each submission in a bubblewrap sandbox (course_tools/grading/sandbox.py):
+# installed here where apt-get can; elsewhere the grader says how, and refuses to grade without.
+SUDO := $(if $(filter 0,$(shell id -u)),,sudo -n)
+sandbox-tool:
+	@command -v bwrap >/dev/null || { echo "installing bubblewrap (apt-get)"; \
+	  $(SUDO) apt-get install -y -q bubblewrap >/dev/null 2>&1 \
+	  || $(SUDO) sh -c 'apt-get update -q && apt-get install -y -q bubblewrap' >/dev/null; } \
+	  || echo "bubblewrap could not be installed: the grader will say what to do"
 
 # What students receive (lessons, course_lib, binder/; no solutions, no instructor tools), to push
 # as the repository's students branch, which the README's Binder and hub links open.
@@ -112,7 +129,7 @@ nbgrader: $(VENV)/.tools    ## an nbgrader course directory (config, source/less
 otter: $(VENV)/.tools       ## otter-grader assignment notebooks, one per lesson: build/otter/
 	$(BIN)/python -m course_tools.classroom otter $(SOME_LESSONS)
 
-test-graders:              ## nbgrader, otter-grader and repo2docker run on the course (own environment)
+test-graders: sandbox-tool ## nbgrader, otter-grader and repo2docker run on the course (own environment)
 	bash .ci/graders
 
 # The platforms in an environment of their own: they bring JupyterLab extensions, notebook 7,
@@ -127,6 +144,14 @@ $(GRADERS)/.installed: requirements.txt requirements-tools.txt requirements-grad
 	$(GRADERS)/bin/python -m pip install $(TORCH) $(if $(TORCH_INDEX),--index-url $(TORCH_INDEX))
 	$(GRADERS)/bin/python -m pip install -r requirements-graders.txt -e ".[tools]"
 	touch $@
+
+# nbgrader's autograde with each student's kernel in a sandbox (docs/teaching.md): it sees no
+# solutions, gradebook or other student. Needs bubblewrap. OPTIONS: nbgrader's, e.g. --create.
+NBGRADER_DIR ?= build/nbgrader
+
+autograde: $(GRADERS)/.installed sandbox-tool  ## nbgrader autograde, sandboxed: make autograde ASSIGNMENT=lesson03
+	$(GRADERS)/bin/python -m course_tools.classroom.sandboxed_kernel autograde \
+		--course-dir $(NBGRADER_DIR) $(ASSIGNMENT) $(OPTIONS)
 
 bench: $(VENV)/.dev        ## print the speed figures recorded in benchmarks/README.md
 	$(BIN)/python benchmarks/profile_step.py

@@ -17,6 +17,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from .grading import sandbox
 from .grading.grader import (
     LESSONS,
     POINTS,
@@ -68,6 +69,12 @@ def main(argv=None) -> int:
         "--solutions", type=Path, default=SOLUTIONS, help="folder of solution notebooks"
     )
     parser.add_argument("--lessons", type=Path, default=LESSONS, help="folder of lesson notebooks")
+    parser.add_argument(
+        "--no-sandbox",
+        action="store_true",
+        help="run each submission with your own rights, not in its bubblewrap sandbox: its code "
+        "could then read the solutions and other students' work, and change your files and grades",
+    )
     args = parser.parse_args(argv)
     if args.jobs < 1 or args.timeout < 1:
         parser.error(f"--jobs and --timeout must be at least 1; got {args.jobs} and {args.timeout}")
@@ -82,9 +89,14 @@ def main(argv=None) -> int:
             chosen = [int(p) for p in map(str, args.paths)] or lessons_with_checks(args.solutions)
         except ValueError:
             parser.error(f"--validate takes lesson numbers; got {' '.join(map(str, args.paths))}")
-        lines, ok = validate(chosen, args.solutions, args.lessons, args.timeout, args.jobs)
+        # The course's own notebooks: the sandbox where there is one, as grading would run them.
+        lines, ok = validate(
+            chosen, args.solutions, args.lessons, args.timeout, args.jobs, sandbox.available()
+        )
         print("\n".join(lines) if lines else "no lesson to validate")
         return 0 if ok and lines else 1
+    if not args.no_sandbox and not sandbox.available():
+        parser.error(sandbox.missing())
     submissions = find_submissions([Path(p) for p in args.paths])
     if not submissions:
         parser.error("no submissions: give notebooks or folders that contain some")
@@ -94,7 +106,9 @@ def main(argv=None) -> int:
         parser.error(str(e))
     options = {"timeout": args.timeout, "points": points, "lesson": args.lesson}
     options |= {"solutions": args.solutions, "lessons": args.lessons}
-    print(f"Grading {len(submissions)} notebook(s), {args.jobs} at a time.", flush=True)
+    options["sandboxed"] = not args.no_sandbox
+    alone = "each in its sandbox" if options["sandboxed"] else "WITHOUT a sandbox (--no-sandbox)"
+    print(f"Grading {len(submissions)} notebook(s), {args.jobs} at a time, {alone}.", flush=True)
     grades = grade_many(submissions, args.jobs, progress=_progress, **options)
     print(write_reports(grades, args.out))
     print(f"Wrote {args.out}, {args.out.parent / 'summary.md'} and {args.out.parent / 'feedback'}/")

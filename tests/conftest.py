@@ -25,6 +25,10 @@ def _checks_leave_the_session_alone(request, monkeypatch):
     The lesson modules run every exercise's model answer, stub and typical mistakes."""
     if request.path.name.startswith("test_check"):
         monkeypatch.setattr(Exercise, "run", audited(Exercise.run))
+        if os.environ.get("CHECKS_THROUGH_THE_GRADER"):  # make test-sandbox
+            from through_the_grader import compared
+
+            monkeypatch.setattr(Exercise, "run", compared(Exercise.run))
 
 
 @pytest.fixture(autouse=True)

@@ -184,13 +184,17 @@ ON_COURSE_LIB = {
 
 
 @pytest.mark.parametrize("exercise_id", ON_COURSE_LIB)
-def test_an_answer_built_on_course_lib_gets_the_graders_verdict_in_the_notebook(exercise_id):
+def test_an_answer_built_on_course_lib_gets_the_graders_verdict_in_the_notebook(
+    exercise_id, tmp_path
+):
     import base64
+    import json
 
     import cloudpickle
 
     from course_lib import attention, layers, model
-    from course_tools.grading.checking import check_one
+    from course_tools.grading.checking import Link, check_one
+    from course_tools.grading.inside import ANSWERS
 
     exercise = EXERCISES[exercise_id]
     cells = [IMPORTS, ON_COURSE_LIB[exercise_id]]
@@ -198,7 +202,9 @@ def test_an_answer_built_on_course_lib_gets_the_graders_verdict_in_the_notebook(
     answer = learners(cells[1], **{k: v for k, v in space.items() if not k.startswith("_")})
     in_notebook = exercise.run(answer, sources=cells)
     exported = {exercise.names[0]: {"pickle": base64.b64encode(cloudpickle.dumps(answer)).decode()}}
-    at_grading = check_one(exercise, exported, cells)
+    (tmp_path / ANSWERS).write_text(json.dumps(exported), encoding="utf-8")
+    with Link(tmp_path, sandboxed=False) as link:  # the answer's code stays in the server
+        at_grading = check_one(exercise, link.answers(exercise.names), cells)
     assert (in_notebook.status, in_notebook.diagnosis) == (FAILED, RULE)
     assert (at_grading["status"], at_grading["message"]) == (FAILED, in_notebook.message)
     assert at_grading["uses"] == list(in_notebook.uses) != []

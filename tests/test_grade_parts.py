@@ -3,6 +3,7 @@ isolating checks, points and reports."""
 
 import base64
 import functools
+import json
 import os
 import time
 from pathlib import Path
@@ -18,7 +19,7 @@ from course_lib.checks._rules import course_lib_uses, reference_uses
 from course_lib.lesson_format import ANSWER_PROMPT
 from course_lib.masks import causal_mask
 from course_tools.grading import execution, notebooks, reports
-from course_tools.grading.checking import check_one, isolated
+from course_tools.grading.checking import Link, check_one, isolated
 from course_tools.grading.execution import _only_checks
 from course_tools.grading.grader import (
     POINTS,
@@ -28,6 +29,7 @@ from course_tools.grading.grader import (
     load_points,
     write_reports,
 )
+from course_tools.grading.inside import ANSWERS
 
 
 def _nb(*cells):
@@ -164,7 +166,8 @@ def test_a_kernel_has_one_thread_even_when_the_first_cell_fails(tmp_path):
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells])
     ran = execution.run(nb, tmp_path, ["threads"], timeout=60)
     assert ran.problems[0].startswith("cell 1 (`import not_a_module`) raised ModuleNotFound")
-    blob = base64.b64decode(ran.answers["threads"]["pickle"])
+    exported = json.loads((tmp_path / "answers.json").read_text(encoding="utf-8"))
+    blob = base64.b64decode(exported["threads"]["pickle"])
     assert cloudpickle.loads(blob) == 1  # set before the kernel started, not by a cell
 
 
@@ -204,17 +207,23 @@ def test_isolated_child_cannot_patch_the_parent():
     assert EXERCISES["3.6"].__class__.run is original
 
 
-def test_check_one_reports_missing_names_and_flags_references():
+def test_check_one_reports_missing_names_and_flags_references(tmp_path):
     import base64
+    import json
 
     import cloudpickle
 
-    blob = {"pickle": base64.b64encode(cloudpickle.dumps(lambda T: causal_mask(T))).decode()}
-    result = check_one(EXERCISES["3.6"], {"make_causal_mask": blob})
+    def checked(exercise_id: str, name: str, answer) -> dict:
+        """``check_one`` on ``answer`` as the sandbox's server hands it over (unsandboxed)."""
+        blob = {name: {"pickle": base64.b64encode(cloudpickle.dumps(answer)).decode()}}
+        (tmp_path / ANSWERS).write_text(json.dumps(blob), encoding="utf-8")
+        with Link(tmp_path, sandboxed=False) as link:
+            return check_one(EXERCISES[exercise_id], link.answers([name]))
+
+    result = checked("3.6", "make_causal_mask", lambda T: causal_mask(T))
     assert result["status"] == FAILED and result["uses"] == ["course_lib.masks.causal_mask"]
     assert "uses course_lib's `causal_mask`" in result["message"]
-    own = {"pickle": base64.b64encode(cloudpickle.dumps(lambda T: torch.ones(T, T))).decode()}
-    assert check_one(EXERCISES["3.6"], {"make_causal_mask": own})["uses"] == []
+    assert checked("3.6", "make_causal_mask", lambda T: torch.ones(T, T))["uses"] == []
     missing = check_one(EXERCISES["3.2"], {})
     assert (
         missing["status"] == NOT_DONE

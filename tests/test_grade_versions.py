@@ -3,7 +3,9 @@
 The notebooks are small lessons built like the real ones: lesson 3's multiple choice (its
 options, answer and check cells) with the version authoring computes from the cells. The
 earlier version lists two options the other way round, as lesson 3 did before its options
-moved; a record of that version reads its letters, and without one the grader says it cannot.
+moved; a record of that listing reads its letters, and without one the grader says it cannot.
+Which version a notebook is read as comes from the options it lists, never from the version
+its metadata claims.
 """
 
 import csv
@@ -14,6 +16,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
+from course_lib.choice_history import listing
 from course_lib.lesson_format import COURSE, OPTION
 from course_tools.authoring import course_metadata
 from course_tools.grading.grader import grade_many, write_reports
@@ -23,10 +26,18 @@ NAME = "03_scaled_dot_product_attention.ipynb"
 SWAP = {"b": "c", "c": "b"}  # how 3.1's options moved between the two versions
 
 
-def lesson(*, earlier: bool = False, answer: str | None = None, note: str = "") -> dict:
+def lesson(
+    *,
+    earlier: bool = False,
+    answer: str | None = None,
+    note: str = "",
+    reworded: bool = False,
+    claims: str | None = None,
+) -> dict:
     """Lesson 3's multiple choice as a lesson notebook, with its version; ``earlier`` lists
     options b and c the other way round; ``answer`` fills the answer cell; ``note`` adds a
-    cell (a new version that leaves the options as they are)."""
+    cell (a new version that leaves the options as they are); ``reworded`` rewords option a;
+    ``claims`` is a version its metadata records instead of its own."""
     real = nbformat.read(ROOT / "lessons" / NAME, as_version=4).cells
     listing = next(c for c in real if c.cell_type == "markdown" and "✏️ 3.1" in c.source)
     answer_cell = next(c for c in real if c.cell_type == "code" and "answer_3_1 =" in c.source)
@@ -42,11 +53,15 @@ def lesson(*, earlier: bool = False, answer: str | None = None, note: str = "") 
             lines[at["b"]].replace("**b.**", "**c.**"),
         )
         cells[1].source = "\n".join(lines)
+    if reworded:
+        cells[1].source = cells[1].source.replace("- **a.** ", "- **a.** In short, ")
     if note:
         cells.insert(1, nbformat.v4.new_markdown_cell(note))
     nb = nbformat.v4.new_notebook(cells=cells)
     nb.metadata = {"kernelspec": {"name": "python3", "display_name": "Python 3"}}
     nb.metadata[COURSE] = course_metadata(nb, NAME)  # the version of the blank lesson
+    if claims is not None:
+        nb.metadata[COURSE]["version"] = claims
     if answer is not None:
         cells[-2].source = f'answer_3_1 = "{answer}"'
     return nb
@@ -63,14 +78,17 @@ def graded(tmp_path_factory):
     (root / "lessons").mkdir()
     nbformat.write(lesson(), root / "lessons" / NAME)  # today's lesson
     earlier = lesson(earlier=True)
-    record = {3: {version(earlier): {"3.1": SWAP}}}
+    record = {3: {listing(earlier): (version(earlier), {"3.1": SWAP})}}
     versionless = lesson(answer="c")
     del versionless.metadata[COURSE]
     submissions = {
         "today_right": lesson(answer="c"),
         "earlier_right": lesson(earlier=True, answer="b"),  # b was then what c is now
         "earlier_wrong": lesson(earlier=True, answer="c"),  # c was then today's b
-        "unknown_version": lesson(earlier=True, answer="b", note="A clearer introduction."),
+        "unknown_version": lesson(earlier=True, answer="b", note="A clearer intro.", reworded=True),
+        # today's options, claiming the earlier version: b would be moved onto today's right c
+        "claims_earlier": lesson(answer="b", claims=version(earlier)),
+        "earlier_claims_today": lesson(earlier=True, answer="b", claims=version(lesson())),
         "new_text_same_options": lesson(answer="c", note="A clearer introduction."),
         "versionless": versionless,
     }
@@ -106,6 +124,8 @@ def test_the_versions_differ_as_the_cases_need(graded):
     assert versions["earlier_right"] == versions["earlier_wrong"] == graded["earlier"]
     assert len({versions[s] for s in ("today_right", "earlier_right", "unknown_version")}) == 3
     assert versions["new_text_same_options"] not in (graded["today"], graded["earlier"])
+    assert versions["claims_earlier"] == graded["earlier"]
+    assert versions["earlier_claims_today"] == graded["today"]
 
 
 def test_todays_version_is_graded_against_todays_letters(graded):
@@ -129,6 +149,18 @@ def test_an_earlier_letter_counts_as_the_option_it_named_then(graded):
     assert graded["rows"]["earlier_right"]["status"] == "ok"
 
 
+def test_a_notebook_is_read_as_the_version_its_options_are_not_the_one_it_claims(graded):
+    """Claiming the earlier version does not move today's wrong b onto the right c; listing
+    the earlier options reads b as the option it names there, whatever version is claimed."""
+    claimed = graded["by"]["claims_earlier"]["3.1"]
+    assert (claimed.status, claimed.points) == ("failed", 0.0)
+    assert claimed.message.startswith("(b) is not the best answer.")
+    assert graded["grades"]["claims_earlier"].problems == []
+    listed = graded["by"]["earlier_claims_today"]["3.1"]
+    assert (listed.status, listed.points) == ("passed", 1.0)
+    assert "where this option was (b); it is (c) in today's. (c) is right." in listed.message
+
+
 def test_a_version_without_a_record_is_reported_not_graded_against_todays_letters(graded):
     result = graded["by"]["unknown_version"]["3.1"]
     assert (result.status, result.points, result.max_points) == ("not graded", 0.0, 1.0)
@@ -136,13 +168,11 @@ def test_a_version_without_a_record_is_reported_not_graded_against_todays_letter
     row = graded["rows"]["unknown_version"]
     assert row["status"] == "problems" and row["3.1"] == ""
     note = row["notes"]
-    assert (
-        f"{NAME} was made from version {graded['versions']['unknown_version']} of lesson 03" in note
-    )
+    assert f"{NAME} claims version {graded['versions']['unknown_version']} of lesson 03" in note
     assert f"it knows today's {graded['today']} and the earlier {graded['earlier']}" in note
     assert "3.1 not graded" in note and "`make update LESSON=03`" in note
     assert "? Not graded: **3.1" in graded["feedback"]["unknown_version"]
-    assert "| 3.1 | 4 | 1 | 0 | 1 | 0 |" in graded["summary"]  # passed ... not graded, flagged
+    assert "| 3.1 | 5 | 2 | 0 | 1 | 0 |" in graded["summary"]  # passed ... not graded, flagged
 
 
 @pytest.mark.parametrize("student", ["new_text_same_options", "versionless"])
@@ -228,7 +258,7 @@ def test_without_the_record_no_multiple_choice_of_an_earlier_wording_is_graded(r
     for g in released["no record"]:
         choices = [e for e in g.exercises if e.id in MOVED + KEPT]
         assert choices and all(e.status == "not graded" for e in choices), g.student
-        assert any("which this grader has no record of" in p for p in g.problems)
+        assert any("as no version this grader has a record of" in p for p in g.problems)
 
 
 MOVED = ["1.1", "1.7", "2.1", "3.1", "4.1", "4.3", "6.1", "7.1"]

@@ -285,7 +285,8 @@ def answered(course, monkeypatch):
 
 def test_prepare_and_update_move_a_letter_as_the_record_says(answered, monkeypatch, capsys):
     mine, then = answered
-    monkeypatch.setitem(choice_history.EARLIER, 3, {then: {"3.1": {"b": "c", "c": "b"}}})
+    old = choice_history.listing(read(mine))
+    monkeypatch.setitem(choice_history.EARLIER, 3, {old: (then, {"3.1": {"b": "c", "c": "b"}})})
     assert workspace.main(["prepare"]) == 0
     out = capsys.readouterr().out
     assert "  03_attention  (the options of multiple choice 3.1 are in a new order)" in out

@@ -33,8 +33,11 @@ naming it, the declaration on its verifier, and the helpers only it uses right b
 - Call the learner's functions only through ``call(fn, *args, during="for T = 4")``: a stub
   is "not done", a crash a message with its line; ``tip=``, ``in_place=`` and ``unfinished=``
   add a sentence for a crash, refuse inputs changed in place, and name an unfinished earlier
-  exercise. A function that must return ``(output, weights)``: ``tensor_pair`` (torch) or
-  ``array_pair`` (numpy) on its result.
+  exercise. At grading the function runs in the submission's sandbox and only plain data comes
+  back (``_remote``, ``_plain``): a result that is not plain (a scheduler) is reduced there by
+  ``then=``, a function of this package given the result and the arguments. A function that
+  must return ``(output, weights)``: ``tensor_pair`` (torch) or ``array_pair`` (numpy) on its
+  result.
 - Compare with ``diagnose(name, got, expected, mistakes, during=...)`` (``_tensors``): shape
   first, then the first typical mistake the answer reproduces, else where it is furthest off.
   A mistake is a pair ``(wrong_result, message)``; take the shared ones from ``_mistakes``

@@ -32,8 +32,10 @@ import numpy as np
 import torch
 
 from ..lesson_format import choice_letter
+from ._plain import problem
 from ._purity import untouched
-from ._rules import Rules
+from ._remote import Learner, Stopped, closure_globals
+from ._rules import Rules, written_uses
 
 PASSED, FAILED, NOT_DONE = "passed", "failed", "not done"
 
@@ -162,9 +164,12 @@ class Exercise:
         unset = [n for n, a in zip(self.names, answers, strict=True) if a is None or _empty(a)]
         if unset:
             return Result(self.id, NOT_DONE, _not_done(unset))
+        for name, answer in zip(self.names, answers, strict=True):
+            if why := problem(answer, name):  # nothing that compares as it likes is an answer
+                return Result(self.id, FAILED, why, TYPE)
         verdict = self._verified(answers)
         if self.kind == "code":  # what the grader would refuse is refused here too
-            why, uses = self.rules.broken(answers, self.names, sources)
+            why, uses = self._broken(answers, sources)
             if why:  # the check's own verdict follows, for the learner and the instructor
                 after = (
                     "your answer passes the check."
@@ -173,6 +178,17 @@ class Exercise:
                 )
                 return Result(self.id, FAILED, f"{why} Apart from that, {after}", RULE, tuple(uses))
         return verdict
+
+    def _broken(self, answers, sources) -> tuple[str, list]:
+        """The rules' verdict, read where the answers' code lives (the sandbox at grading)."""
+        remote = next((a for a in answers if isinstance(a, Learner)), None)
+        if remote is None:
+            return self.rules.broken(answers, self.names, sources)
+        why, uses = remote.link.rules(self.id, answers, sources)
+        if why or sources is None:
+            return why, uses
+        # The sandbox's word is the learner's code's: the cells' own text is the grader's.
+        return self.rules.refused(written_uses(list(self.names), sources))
 
     def _verified(self, answers) -> Result:
         """The verifier's verdict on the answers, whatever it raises.
@@ -226,6 +242,8 @@ def _from_a_cell(filename: str) -> bool:
 
 def describe_error(e: BaseException) -> str:
     """``"ZeroDivisionError: division by zero (line 3 of your cell)"``: type, text, and where."""
+    if isinstance(getattr(e, "described", None), str):  # raised in the grading sandbox
+        return e.described
     text = f"{type(e).__name__}: {e}" if str(e) else type(e).__name__
     frames = [f for f in traceback.extract_tb(e.__traceback__) if _is_learners(f.filename)]
     if frames:
@@ -327,10 +345,7 @@ def blame_earlier(fn, name: str, exercise_id: str, what: str, module: str) -> No
     an earlier exercise of ``module``, and that one is still a stub or fails its own check:
     the message names the exercise to finish or fix first. Checks call it once ``fn`` is found
     wrong, so a part that fails only where ``fn`` does not use it is not blamed."""
-    try:
-        part = inspect.getclosurevars(fn).globals.get(name)
-    except (TypeError, ValueError):
-        return
+    part = closure_globals(fn).get(name)
     if not callable(part) or part is fn:
         return
     result = next(e for e in declared(module) if e.id == exercise_id).run(part)
@@ -402,6 +417,7 @@ def call(
     tip: str | Callable[[Exception], str | None] | None = None,
     in_place: str | None = None,
     unfinished: str | None = None,
+    then: Callable | None = None,
     **kwargs,
 ):
     """Call the learner's ``fn(*args, **kwargs)``; the one way a check runs learner code.
@@ -418,6 +434,9 @@ def call(
             (``x -= ...``). ``fn`` then gets copies, so the check's own inputs stay intact.
         unfinished: the "not done" message for a ``NotImplementedError`` raised by a function
             that ``fn`` calls (an earlier exercise), rather than by ``fn`` itself.
+        then: for a result that is not plain data (a scheduler), a function of ``course_lib``
+            given the result and the arguments, whose plain answer is returned instead: at
+            grading it runs beside the learner's code, in the sandbox.
 
     The result is returned as it is; ``_mistakes.tensor_pair`` and ``_mistakes.array_pair``
     check a returned pair (output, weights).
@@ -428,7 +447,16 @@ def call(
         raise NotDone()
     given = [_copied(a) for a in args] if in_place else args
     try:
-        result = fn(*given, **kwargs)
+        if isinstance(fn, Learner):  # at grading: run in the sandbox, plain data back
+            result = fn.link.call(fn.handle, given, kwargs, then=then)
+        else:
+            result = fn(*given, **kwargs)
+            result = then(result, *given) if then else result
+    except Stopped:
+        context = f" when called {during}" if during else ""
+        why = "os._exit, a crash, or running out of memory"
+        message = f"your function stopped the process that ran it{context} ({why})."
+        raise Mismatch(message, EXCEPTION) from None
     except NotImplementedError as e:
         if _stub_raised(e):  # a stub's `raise NotImplementedError()`, this one's or earlier
             if unfinished and not _raised_by(fn, e):
@@ -439,6 +467,8 @@ def call(
         return _crashed(e, during, tip)
     if in_place and not all(_same(a, b) for a, b in zip(args, given, strict=True)):
         raise Mismatch(in_place, MISTAKE)
+    if why := problem(result, "your function's result"):
+        raise Mismatch(f"{during}, {why}" if during else why, TYPE)
     return on_cpu(result)
 
 
@@ -477,6 +507,8 @@ _PREAMBLE = {"RESUME", "NOP", "CACHE", "COPY_FREE_VARS", "MAKE_CELL"}
 def _empty(fn) -> bool:
     """Whether ``fn`` is a function with no code yet: its body is only a docstring, ``pass``
     or ``...`` (nbgrader leaves a solution region as a comment under the docstring)."""
+    if isinstance(fn, Learner):
+        return fn.empty
     code = getattr(fn, "__code__", None) if inspect.isfunction(fn) else None
     if code is None:
         return False
@@ -488,6 +520,8 @@ def _stub_raised(e: BaseException) -> bool:
     """Whether ``e`` comes from a ``raise`` statement in the learner's code (a stub), rather
     than from inside a library (PyTorch raises NotImplementedError for a dtype it has no
     kernel for; from C, so the last Python frame is still the learner's, at a call)."""
+    if isinstance(getattr(e, "stub", None), bool):  # raised in the grading sandbox
+        return e.stub
     tb = _last(e)
     if tb is None:
         return True
@@ -500,6 +534,8 @@ def _stub_raised(e: BaseException) -> bool:
 
 def _raised_by(fn, e: BaseException) -> bool:
     """Whether ``e`` was raised in the code of ``fn`` itself (true when that is unknown)."""
+    if isinstance(getattr(e, "own", None), bool):  # raised in the grading sandbox
+        return e.own
     code = getattr(inspect.unwrap(fn), "__code__", None)
     tb = _last(e)
     return code is None or tb is None or tb.tb_frame.f_code is code

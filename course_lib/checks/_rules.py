@@ -57,20 +57,9 @@ class Rules:
     def broken(self, answers: Iterable, names: Iterable[str], sources=None) -> tuple[str, list]:
         """Why the answers break these rules ("" if they don't), and the course_lib names used."""
         answers, names = list(answers), list(names)
-        flagged = sorted(
-            n for n in course_lib_uses(answers, names, sources) if not self._permits(n)
-        )
-        if flagged:
-            instead = (
-                f"use only {_listed(self.uses, 'and')} from it"
-                if self.uses
-                else "write it without course_lib"
-            )
-            return (
-                f"your answer uses course_lib's {_listed(flagged, 'and')}. This exercise is for "
-                f"writing it yourself, so the grader gives no point for it: {instead}.",
-                flagged,
-            )
+        why, flagged = self.refused(course_lib_uses(answers, names, sources))
+        if why:
+            return why, flagged
         codes = [code for answer in answers for code in learner_code(answer)]
         reached = {id(obj): name for code, space in codes for obj, name in _reached(code, space)}
         for name in self.forbidden:
@@ -91,6 +80,22 @@ class Rules:
                 [],
             )
         return "", []
+
+    def refused(self, uses: Iterable[str]) -> tuple[str, list]:
+        """The verdict on answers that use these course_lib names ("", [] if none is refused)."""
+        flagged = sorted(n for n in uses if not self._permits(n))
+        if not flagged:
+            return "", []
+        instead = (
+            f"use only {_listed(self.uses, 'and')} from it"
+            if self.uses
+            else "write it without course_lib"
+        )
+        return (
+            f"your answer uses course_lib's {_listed(flagged, 'and')}. This exercise is for "
+            f"writing it yourself, so the grader gives no point for it: {instead}.",
+            flagged,
+        )
 
     def _permits(self, name: str) -> bool:
         """A declared name, the same object under its defining module's name, or a module
@@ -318,6 +323,22 @@ def course_lib_uses(answers: list, names: list[str], sources=None) -> set[str]:
         last = next((i for i in reversed(range(len(trees))) if name in binds(trees[i])), None)
         if last is not None:
             found |= cell_uses(trees[last], course_lib_aliases(trees[: last + 1]))
+    return {n for n in found if _ours(n)}
+
+
+def written_uses(names: list[str], sources: list[str]) -> set[str]:
+    """The course_lib names written inside the ``def`` (or ``class``) that last binds each of
+    ``names`` in the cells: what the cells' text alone says of the answers' code. At grading
+    the grader reads it itself, whatever the sandbox that holds the code reports."""
+    trees = [t for t in map(parse, sources) if t is not None]
+    found = set()
+    for name in names:
+        last = next((i for i in reversed(range(len(trees))) if name in binds(trees[i])), None)
+        kinds = ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
+        for node in trees[last].body if last is not None else []:
+            if isinstance(node, kinds) and node.name == name:
+                tree = ast.Module(body=[node], type_ignores=[])
+                found |= cell_uses(tree, course_lib_aliases(trees[: last + 1]))
     return {n for n in found if _ours(n)}
 
 

@@ -795,21 +795,18 @@ def warmup(noam_lr, make_scheduler) -> str:
         message, kind = _wrong_rate(rates + others)
         raise Mismatch(message, kind)
     optimizer = torch.optim.Adam(nn.Linear(2, 2).parameters(), lr=1.0, betas=(0.9, 0.98), eps=1e-9)
-    scheduler = call(make_scheduler, optimizer, during="with Adam(lr=1.0)", tip=_from_zero_tip)
-    expect_returned("make_scheduler", scheduler)
-    if not isinstance(scheduler, torch.optim.lr_scheduler.LRScheduler):
+    lrs = call(
+        make_scheduler,
+        optimizer,
+        during="with Adam(lr=1.0)",
+        tip=_from_zero_tip,
+        then=_learning_rates,
+    )
+    if isinstance(lrs, str):
+        expect_returned("make_scheduler", None if lrs == "NoneType" else lrs)
         raise Mismatch(
-            "make_scheduler should return a torch scheduler (e.g. LambdaLR); "
-            f"got {type(scheduler).__name__}",
-            TYPE,
+            f"make_scheduler should return a torch scheduler (e.g. LambdaLR); got {lrs}", TYPE
         )
-    lrs = []
-    with warnings.catch_warnings():  # a scheduler on another optimizer warns at each step
-        warnings.simplefilter("ignore")
-        for _ in range(4001):
-            lrs.append(optimizer.param_groups[0]["lr"])  # the lr of the next update
-            optimizer.step()
-            scheduler.step()
     if all(lr == 1.0 for lr in lrs):
         raise Mismatch(
             "the learning rate stays 1.0: the scheduler must drive the optimizer it is given, "
@@ -838,6 +835,21 @@ def warmup(noam_lr, make_scheduler) -> str:
     return (
         "1.747e-7 at update 1, the peak 6.988e-4 at update 4,000, then 1/√step: 3.125e-4 at 20,000."
     )
+
+
+def _learning_rates(scheduler, optimizer) -> list[float] | str:
+    """The lr of each of 4001 updates driven by the learner's ``scheduler`` (or the name of
+    what was returned, if it is no scheduler). Runs beside the learner's code (``call``)."""
+    if not isinstance(scheduler, torch.optim.lr_scheduler.LRScheduler):
+        return type(scheduler).__name__
+    lrs = []
+    with warnings.catch_warnings():  # a scheduler on another optimizer warns at each step
+        warnings.simplefilter("ignore")
+        for _ in range(4001):
+            lrs.append(float(optimizer.param_groups[0]["lr"]))  # the lr of the next update
+            optimizer.step()
+            scheduler.step()
+    return lrs
 
 
 def _takes(fn, *args, **kwargs) -> bool:
@@ -1412,6 +1424,17 @@ class _RecordingSGD(torch.optim.SGD):
     def __setstate__(self, state):  # a copy (deepcopy, pickle) records afresh
         super().__setstate__(state)
         self.seen = []
+
+    # At grading the learner's step runs in the sandbox, and what it did comes back as the
+    # optimizer's state_dict (course_tools.grading): the records travel in it.
+    def state_dict(self):
+        return {**super().state_dict(), "seen": self.seen}
+
+    def load_state_dict(self, state_dict):
+        state_dict = dict(state_dict)
+        seen = state_dict.pop("seen", [])
+        super().load_state_dict(state_dict)  # which calls __setstate__, emptying the records
+        self.seen = seen
 
     def step(self, closure=None):
         grads = [None if p.grad is None else p.grad.detach().clone() for p in self._params()]

@@ -13,7 +13,6 @@ yet (``encoder_layer`` calling ``softmax``, say), the message points at that one
 """
 
 import functools
-import inspect
 
 import numpy as np
 import torch
@@ -48,6 +47,7 @@ from ._mistakes import (
     stable_softmax_mistakes,
     weight_mistakes,
 )
+from ._remote import closure_globals
 from ._tensors import diagnose, fmt
 
 _STATE = np.random.get_state()  # project_inputs seeds the global RNG: leave it as it was
@@ -201,10 +201,7 @@ def _parts_used(fn) -> dict[str, object]:
     """The project functions ``fn`` calls, directly or through one another, in exercise order."""
     found, todo = {}, [fn]
     while todo:
-        try:
-            names = inspect.getclosurevars(todo.pop()).globals
-        except (TypeError, ValueError):
-            continue
+        names = closure_globals(todo.pop())
         for name, g in names.items():
             if name in _PARTS and name not in found and callable(g) and g is not fn:
                 found[name] = g
@@ -806,10 +803,7 @@ def _notebook_globals(fn, during: str) -> None:
     """Raise, in place of the failure being reported, if ``fn`` reads arrays, weights or sizes
     from the notebook's globals (W_Q, gamma1, x1, params, D_MODEL, ...) instead of its
     arguments: the check's second input has other weights and sizes."""
-    try:
-        names = inspect.getclosurevars(fn).globals
-    except (TypeError, ValueError):
-        return
+    names = closure_globals(fn)
     read = [
         name
         for name, value in names.items()

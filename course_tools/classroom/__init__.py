@@ -7,6 +7,8 @@ platform's score is the course's own verdict and the test cells show no answer.
 
 - :mod:`.nbgrader_course`: ``make nbgrader`` writes a course directory to ``build/nbgrader/``.
 - :mod:`.otter_assignments`: ``make otter`` writes otter-assign notebooks to ``build/otter/``.
+- :mod:`.sandboxed_kernel`: ``make autograde`` runs nbgrader's autograde with each
+  student's kernel in the grader's sandbox.
 
 Commands (run from the repository root)::
 

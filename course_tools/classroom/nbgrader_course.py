@@ -78,6 +78,12 @@ from course_tools.classroom.nbgrader_course import RequireChecks
 from nbgrader.converters import Autograde
 
 nbgraders_own = Autograde.class_traits()["autograde_preprocessors"].default()
+# `make autograde` sets ATTENTION_COURSE_SANDBOX=1: each student's kernel then runs in a
+# sandbox that sees no solutions, gradebook or other student (docs/teaching.md).
+if os.environ.get("ATTENTION_COURSE_SANDBOX") == "1":
+    from course_tools.classroom.sandboxed_kernel import sandboxed
+
+    nbgraders_own = sandboxed(nbgraders_own)
 c.Autograde.autograde_preprocessors = [RequireChecks, *nbgraders_own]
 
 # Released and submitted copies pass through an exchange folder inside the course directory,

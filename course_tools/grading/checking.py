@@ -1,53 +1,306 @@
-"""Checking exported answers outside the student's kernel, one forked child per exercise.
+"""Checking a submission's answers outside its sandbox, one forked child per exercise.
 
-The grading process imports the instructor's ``course_lib`` and never runs the notebook:
-the notebook ran in its own kernel, and only the answer objects come back, as cloudpickle
-bytes inside JSON (parsing JSON runs no code). Each exercise is checked in a child forked
-from the grading process, where the bytes are unpickled and the check runs. The student's
-code, which runs when an answer is unpickled or called by its check, therefore cannot
-change the checks of the other exercises, and a crash or an endless loop costs only the
-exercise it happens in.
+The grading process never runs the student's code and never unpickles anything of theirs.
+The answers stay in the sandbox that ran the notebook (``inside``); a :class:`Link` starts a
+server there, in a sandbox of its own, and reads back plain data only: values as tensors,
+arrays, numbers and strings (``course_lib.checks._plain``), functions as stand-ins that the
+checks call (``course_lib.checks._remote.Learner``), which run the function in the sandbox.
+A value that is not plain data (a tensor subclass, an object with its own ``__eq__``) arrives
+as a marker that fails its check.
+
+Each exercise is checked in a child forked from the grading process, with a time limit, so
+that a check that hangs on the learner's code (or a bug of the check's) costs that exercise
+only; after one that timed out, the server is started afresh for the next.
 
 What an answer may use is decided by the exercise's check itself (``course_lib.checks._rules``),
-the same way as in the notebook; the grader only hands it the submission's code cells. A
-multiple-choice letter from an earlier version of the lesson is read as the option it named
+in the sandbox where the answer's code is; the grader hands it the submission's code cells.
+A multiple-choice letter from an earlier version of the lesson is read as the option it named
 there (``course_lib.choice_history``), and the message says so.
 """
 
-import base64
+import builtins
+import io
 import json
 import os
 import select
 import signal
+import subprocess
+import sys
 import time
 from functools import partial
+from pathlib import Path
+
+import cloudpickle
+
+from course_lib.checks import FAILED, NOT_DONE
+from course_lib.checks._plain import loads
+from course_lib.checks._remote import Learner, Stopped, stand_in
+from course_lib.lesson_format import choice_letter
+
+from . import sandbox
+from .inside import write_frame
+
+MAX_FRAME = 1 << 30  # a reply larger than this is refused (the learner's own output can't be)
 
 
-def check_one(
-    exercise, answers: dict, sources: list[str] | None = None, moves: dict | None = None
-) -> dict:
-    """Load one exercise's answers and run the exercise's check, rules included.
+class Lost(RuntimeError):
+    """The sandbox's server gave no reply: it ended, or wrote what is not a reply."""
+
+
+class Link:
+    """The grader's end of a submission's sandbox server: requests in, plain data out.
+
+    ``sandboxed`` False runs the server as a plain process (``--no-sandbox``)."""
+
+    def __init__(self, folder: Path, sandboxed: bool = True):
+        self.folder, self.sandboxed, self.process = folder, sandboxed, None
+        self.stand_ins = {}  # handle -> its stand-in: one object for one function of the learner's
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.stop()
+
+    def ended(self) -> bool:
+        """Whether the server has ended (asked by the process that started it)."""
+        return self.process is not None and self.process.poll() is not None
+
+    def stop(self) -> None:
+        self.stand_ins.clear()  # a new server's handles name other objects
+        if self.process is not None:
+            self.process.kill()
+            self.process.wait()
+            self.process = None
+
+    def start(self) -> None:
+        """Start the server now (it loads the answers at its first request): started before
+        the notebook runs, it imports torch and the checks while the kernel works."""
+        if self.process is None:
+            self._start()
+
+    def _start(self):
+        argv = [sys.executable, "-P", "-m", "course_tools.grading.inside", "serve"]
+        command = sandbox.command(argv, self.folder) if self.sandboxed else argv
+        environment = None if self.sandboxed else {**os.environ, **_one_thread()}
+        self.process = subprocess.Popen(
+            command,
+            cwd=self.folder,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            env=environment,
+        )
+
+    def request(self, **request):
+        if self.process is None:
+            self._start()
+        buffer = io.BytesIO()
+        pickler = cloudpickle.CloudPickler(buffer)
+        pickler.persistent_id = _handle_of
+        pickler.dump(request)
+        try:
+            write_frame(self.process.stdin, buffer.getvalue())
+            frame = _read_reply(self.process.stdout)
+        except (OSError, ValueError) as e:
+            self.stop()
+            raise Lost(f"the sandbox stopped answering ({e})") from None
+        reply = loads(frame, self._stand_in)
+        if isinstance(reply, dict) and "failed" in reply:
+            raise RuntimeError(f"the sandbox could not do it: {reply['failed']}")
+        return reply
+
+    def _stand_in(self, marker):
+        if len(marker) == 4 and marker[1] == "learner" and isinstance(marker[3], dict):
+            if marker[2] not in self.stand_ins:
+                self.stand_ins[marker[2]] = stand_in(self, marker[2], marker[3])
+            return self.stand_ins[marker[2]]
+        return None
+
+    def value(self, data: bytes):
+        return loads(data, self._stand_in)
+
+    def answers(self, names: list[str]) -> dict:
+        """name -> the answer (plain data or a stand-in), or {"error": why} if it has none."""
+        found = self.request(op="answers", names=list(names))
+        return {n: v if isinstance(v, dict) else self.value(v) for n, v in found.items()}
+
+    def call(self, handle, args, kwargs, then=None):
+        """Call the learner's function ``handle`` in the sandbox (``Learner``, ``_core.call``)."""
+        state = _random_state()
+        grads = [_grads_of(a) for a in args]  # pickles leave .grad behind; a check may set it
+        try:
+            reply = self._call(handle, args, kwargs, then, state, grads)
+        except Lost:
+            raise Stopped() from None
+        for arg, after in zip(args, self.value(reply["arguments"]), strict=True):
+            _copy_back(arg, after)
+        _set_random_state(self.value(reply["state"]))
+        if "raised" in reply:
+            raise _rebuilt(reply["raised"])
+        return self.value(reply["returned"])
+
+    def _call(self, handle, args, kwargs, then, state, grads):
+        return self.request(
+            op="call",
+            handle=handle,
+            args=tuple(args),
+            kwargs=kwargs,
+            then=then,
+            state=state,
+            grads=grads,
+        )
+
+    def globals(self, handle) -> dict:
+        return {
+            name: self.value(v) for name, v in self.request(op="globals", handle=handle).items()
+        }
+
+    def rules(self, exercise_id: str, answers, sources) -> tuple[str, list]:
+        why, uses = self.value(
+            self.request(op="rules", exercise_id=exercise_id, answers=answers, sources=sources)
+        )
+        return why, uses
+
+
+def _handle_of(obj):
+    return ("learner", obj.handle) if isinstance(obj, Learner) else None
+
+
+def _read_reply(stream) -> bytes:
+    head = stream.read(8)
+    if len(head) < 8:
+        raise ValueError("no reply")
+    size = int.from_bytes(head, "big")
+    if size > MAX_FRAME:
+        raise ValueError(f"a reply of {size} bytes")
+    data = stream.read(size)
+    if len(data) < size:
+        raise ValueError("a reply cut short")
+    return data
+
+
+def _one_thread() -> dict:
+    from .execution import ONE_THREAD
+
+    return ONE_THREAD
+
+
+def _rebuilt(raised: dict) -> Exception:
+    """The learner's exception, as an instance of the nearest built-in class, with what the
+    sandbox read of it: its description, and whether it is a stub's (``_core.call``)."""
+    kind = next(
+        (
+            getattr(builtins, k)
+            for k in raised.get("kinds", [])
+            if isinstance(getattr(builtins, k, None), type)
+            and issubclass(getattr(builtins, k), Exception)
+        ),
+        Exception,
+    )
+    try:
+        error = kind(str(raised.get("message", "")))
+    except Exception:  # a built-in whose constructor wants more (UnicodeDecodeError)
+        error = Exception(str(raised.get("message", "")))
+    error.described = str(raised.get("described", ""))
+    error.stub, error.own = bool(raised.get("stub")), bool(raised.get("own"))
+    return error
+
+
+def _random_state():
+    import random
+
+    import numpy as np
+    import torch
+
+    return [
+        torch.get_rng_state(),
+        list(np.random.get_state()),
+        random.getstate(),
+        torch.get_default_dtype(),
+        torch.is_grad_enabled(),
+    ]
+
+
+def _set_random_state(state) -> None:
+    import random
+
+    import numpy as np
+    import torch
+
+    torch_rng, numpy_rng, python_rng, dtype, grad = state
+    torch.set_rng_state(torch_rng)
+    np.random.set_state(tuple(numpy_rng))
+    random.setstate(_tuples(python_rng))
+    torch.set_default_dtype(dtype)
+    torch.set_grad_enabled(grad)
+
+
+def _tuples(x):
+    return tuple(_tuples(i) for i in x) if isinstance(x, list | tuple) else x
+
+
+def _grads_of(arg):
+    """The ``.grad`` of a tensor, or of each parameter of a module, to send with it."""
+    import torch
+
+    if isinstance(arg, torch.nn.Module):
+        return [p.grad for p in arg.parameters()]
+    return arg.grad if isinstance(arg, torch.Tensor) and arg.is_leaf else None
+
+
+def _copy_back(arg, after) -> None:
+    """Put into the check's own ``arg`` what the learner's function did to its copy."""
+    import dataclasses
+
+    import numpy as np
+    import torch
+
+    if after is None:
+        return
+    if isinstance(arg, torch.Tensor) and isinstance(after, torch.Tensor):
+        if arg.shape == after.shape and arg.dtype == after.dtype:
+            with torch.no_grad():
+                arg.copy_(after)
+    elif isinstance(arg, np.ndarray) and isinstance(after, np.ndarray):
+        if arg.shape == after.shape and arg.flags.writeable:
+            arg[...] = after
+    elif isinstance(arg, torch.nn.Module) and isinstance(after, list) and len(after) == 3:
+        values, grads, buffers = after
+        with torch.no_grad():
+            for p, v, g in zip(arg.parameters(), values, grads, strict=False):
+                p.copy_(v)
+                p.grad = g
+            for b, v in zip(arg.buffers(), buffers, strict=False):
+                b.copy_(v)
+    elif isinstance(arg, torch.optim.Optimizer | torch.optim.lr_scheduler.LRScheduler):
+        arg.load_state_dict(after)
+    elif dataclasses.is_dataclass(arg) and isinstance(after, dict):
+        for name, value in after.items():
+            _copy_back(getattr(arg, name), value)
+    elif type(arg) in (list, tuple) and isinstance(after, list):
+        for item, value in zip(arg, after, strict=False):
+            _copy_back(item, value)
+
+
+def check_one(exercise, answers: dict, sources: list[str] | None = None, moves=None) -> dict:
+    """Run one exercise's check, rules included, on answers the :class:`Link` handed over.
 
     ``sources`` are the submission's code cells: the check reads the cell that made each
     answer for the exercise's rules, as it reads the kernel's history in the notebook.
     ``moves`` ({letter then: letter now}) reads a multiple choice answered in an earlier
     version of the lesson, whose options were in another order.
     """
-    import cloudpickle
-
-    from course_lib.checks import FAILED, NOT_DONE
-    from course_lib.lesson_format import choice_letter
-
     values, missing = [], []
     for name in exercise.names:
         entry = answers.get(name)
         if entry is None:
             missing.append(f"`{name}`")
             continue
-        if "error" in entry:
+        if isinstance(entry, dict) and set(entry) == {"error"}:
             why = f"`{name}` could not be handed to the grader ({entry['error']})"
             return {"status": FAILED, "message": f"{why}; your instructor will look at it."}
-        values.append(cloudpickle.loads(base64.b64decode(entry["pickle"])))
+        values.append(entry)
     if missing:
         message = (
             f"{', '.join(missing)} not defined after running the notebook: was the cell "
@@ -121,7 +374,7 @@ def isolated(task, timeout: float) -> dict:
 
 
 def evaluate(
-    answers: dict, exercises, sources: list[str], timeout: float, moves: dict | None = None
+    link: Link, exercises, sources: list[str], timeout: float, moves: dict | None = None
 ) -> dict[str, dict]:
     """Each exercise's result: status, message, and the reference code its answer uses.
 
@@ -130,8 +383,16 @@ def evaluate(
     import torch
 
     torch.set_num_threads(1)  # the children inherit it: one thread each, reproducible results
+    names = sorted({n for e in exercises for n in e.names})
+    try:
+        answers = link.answers(names)
+    except RuntimeError as e:
+        why = f"its answers could not be read from the sandbox: {e}"
+        return {e_.id: {"status": FAILED, "message": why, "trouble": why} for e_ in exercises}
     results = {}
     for exercise in exercises:
         task = partial(check_one, exercise, answers, sources, (moves or {}).get(exercise.id))
         results[exercise.id] = isolated(task, timeout)
+        if results[exercise.id].get("trouble") or link.ended():  # killed, or left mid-request
+            link.stop()
     return results

@@ -7,12 +7,14 @@ only display, and the grader checks for itself). A cell that times out or kills 
 without that cell. Stored outputs are cleared first and new outputs other than errors are
 discarded: nothing the notebook prints can count as a result. At the end, one more cell
 serialises the answer objects with cloudpickle (which also carries functions defined in
-the notebook) into a JSON file for the checking step.
+the notebook), and the source of those that are functions, into a JSON file for the server
+the checks call (``inside``).
 """
 
 import ast
-import json
 import os
+import subprocess
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -24,7 +26,10 @@ from nbclient import NotebookClient
 from nbclient.exceptions import CellTimeoutError, DeadKernelError
 from traitlets import default
 
+from . import sandbox
+
 MAX_RUNS = 4  # the first run plus up to three restarts, each without one more bad cell
+STARTING = -1  # where a run failed when its kernel failed to start
 
 # One thread per kernel, set in its environment before it starts, so that it holds even when
 # the notebook's first cell (which sets it in the lessons) fails: the grader runs several
@@ -34,7 +39,7 @@ ONE_THREAD = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "OPENBLAS_NUM_THRE
 
 EXPORT = """\
 def _export_answers(names, path):
-    import base64, json, cloudpickle
+    import base64, inspect, json, cloudpickle
     exported = {{}}
     for name in names:
         if name in globals():
@@ -43,6 +48,10 @@ def _export_answers(names, path):
                 exported[name] = {{"pickle": blob}}
             except Exception as e:
                 exported[name] = {{"error": f"{{type(e).__name__}}: {{e}}"}}
+            try:  # only the kernel knows a cell's source; a check may read it
+                exported[name]["source"] = inspect.getsource(globals()[name])
+            except Exception:
+                pass
     with open(path, "w", encoding="utf-8") as f:
         json.dump(exported, f)
 _export_answers({names!r}, {path!r})
@@ -52,24 +61,51 @@ del _export_answers
 
 @dataclass
 class Execution:
-    """What running a notebook produced: exported answers and what went wrong, per cell."""
+    """What running a notebook produced: whether its answers were exported (``answers.json``
+    in its folder, read by the checks' server) and what went wrong, per cell."""
 
-    answers: dict[str, dict] = field(default_factory=dict)  # name -> {"pickle"} or {"error"}
     problems: list[str] = field(default_factory=list)
     exported: bool = False
 
 
 class _ThisPython(KernelSpecManager):
-    """The kernel is ipykernel on this interpreter, whatever other kernelspecs say."""
+    """The kernel is ipykernel on this interpreter, whatever other kernelspecs say; it is
+    interrupted by a message, which reaches it inside a sandbox where a signal would not."""
 
     def get_kernel_spec(self, kernel_name):
-        return self.kernel_spec_class(resource_dir=RESOURCES, **get_kernel_dict())
+        spec = get_kernel_dict() | {"interrupt_mode": "message"}
+        return self.kernel_spec_class(resource_dir=RESOURCES, **spec)
 
 
 class _Kernel(AsyncKernelManager):
+    """A kernel started in ``folder``; in the submission's sandbox unless ``sandboxed`` is
+    False. The sandbox has no network: kernel and grader talk through Unix sockets in the
+    folder (ZeroMQ's ipc transport), which it shares with the grader."""
+
+    folder: Path | None = None
+    sandboxed = False
+
     @default("kernel_spec_manager")
     def _kernel_spec_manager_default(self):
         return _ThisPython()
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        if self.sandboxed:  # a folder of its own for each kernel, beside the submission's: code
+            # that ran in an earlier kernel cannot have planted links there for this one
+            self.runtime = Path(tempfile.mkdtemp(prefix="kernel-", dir=self.folder.parent))
+            self.transport, self.cache_ports = "ipc", False
+            self.connection_file = str(self.runtime / "kernel.json")
+
+    def format_kernel_cmd(self, extra_arguments=None):
+        argv = super().format_kernel_cmd(extra_arguments)
+        if not self.sandboxed:
+            return argv
+        return sandbox.command(argv, self.folder, shared=[self.runtime])
+
+
+def _kernel_class(folder: Path, sandboxed: bool) -> type:
+    return type("_SubmissionKernel", (_Kernel,), {"folder": folder, "sandboxed": sandboxed})
 
 
 class _Client(NotebookClient):
@@ -107,13 +143,13 @@ def _error(nb, index: int) -> str | None:
     return None
 
 
-def _run_once(nb, workdir: Path, timeout: int, skip: set[int], export: str):
+def _run_once(nb, workdir: Path, timeout: int, skip: set[int], export: str, sandboxed: bool):
     """One run in a fresh kernel: (cell errors, index of the fatal cell, why it was fatal)."""
     client = _Client(
         nb,
         timeout=timeout,
         kernel_name="python3",
-        kernel_manager_class=_Kernel,
+        kernel_manager_class=_kernel_class(workdir, sandboxed),
         extra_arguments=["--IPKernelApp.log_level=ERROR"],  # not its warnings about TCP
         allow_errors=True,
         interrupt_on_timeout=False,
@@ -121,9 +157,11 @@ def _run_once(nb, workdir: Path, timeout: int, skip: set[int], export: str):
         resources={"metadata": {"path": str(workdir)}},
     )
     errors = []
-    index = None
-    try:
-        with client.setup_kernel(env=os.environ | ONE_THREAD):
+    index = STARTING
+    try:  # what the kernel prints goes nowhere: the instructor's terminal is not the student's
+        quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
+        with client.setup_kernel(env=os.environ | ONE_THREAD, **quiet):
+            index = None
             for index, cell in enumerate(nb.cells):
                 if cell.cell_type == "code" and index not in skip and not _only_checks(cell):
                     cell.outputs = []
@@ -140,14 +178,19 @@ def _run_once(nb, workdir: Path, timeout: int, skip: set[int], export: str):
         return errors, index, f"did not finish within {timeout} s (infinite loop?)"
     except DeadKernelError:
         return errors, index, "stopped the Python kernel (os._exit, a crash, or out of memory)"
+    except (RuntimeError, ValueError) as e:  # jupyter_client's: the kernel died or garbled
+        return errors, index, f"lost its kernel ({type(e).__name__}: {str(e)[:100]})"
     finally:
         if nb.cells and nb.cells[-1].source == export:
             nb.cells.pop()
     return errors, None, None
 
 
-def run(nb, workdir: Path, names: list[str], timeout: int) -> Execution:
-    """Run ``nb`` (already a private copy) in ``workdir``; never raises for the notebook's sake."""
+def run(nb, workdir: Path, names: list[str], timeout: int, sandboxed: bool = False) -> Execution:
+    """Run ``nb`` (already a private copy) in ``workdir``; never raises for the notebook's sake.
+
+    With ``sandboxed``, the kernel (every line of the student's code) runs in the sandbox, in
+    ``workdir``; this process only sends it the cells and reads what comes back."""
     for cell in nb.cells:
         if cell.cell_type == "code":
             cell.outputs, cell.execution_count = [], None
@@ -156,23 +199,23 @@ def run(nb, workdir: Path, names: list[str], timeout: int) -> Execution:
     result, skip = Execution(), set()
     for _ in range(MAX_RUNS):
         answers_path.unlink(missing_ok=True)
-        errors, fatal, why = _run_once(nb, workdir, timeout, skip, export)
+        errors, fatal, why = _run_once(nb, workdir, timeout, skip, export, sandboxed)
         if fatal is None and why is None:
             result.problems += errors
             break
         if fatal is None:  # the export itself failed: the answers cannot be read
             result.problems += [*errors, f"the answers could not be exported: the kernel {why}"]
             return result
+        if fatal == STARTING:  # another notebook's processes, say, left it none to start with
+            result.problems.append(f"the kernel {why} as it started; the notebook was run again")
+            continue
         result.problems.append(f"{_where(nb, fatal)} {why}; it was skipped and the notebook re-run")
         skip.add(fatal)
     else:
         result.problems.append(f"gave up after {MAX_RUNS} runs")
         return result
-    try:
-        result.answers = json.loads(answers_path.read_text(encoding="utf-8"))
-        result.exported = isinstance(result.answers, dict)
-    except (OSError, ValueError):
-        result.problems.append("the answers could not be exported (the export file is unreadable)")
+    # Only looked at, never read here: the student's code may have made it a link or a pipe.
+    result.exported = answers_path.is_file() and not answers_path.is_symlink()
     if not result.exported:
-        result.answers = {}
+        result.problems.append("the answers could not be exported (the export file is missing)")
     return result

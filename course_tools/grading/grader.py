@@ -1,14 +1,14 @@
 """Grading submissions: one notebook end to end, many in parallel, and the report files.
 
-A submission file is only ever read: the notebook runs from a copy in memory, in a
-fresh kernel started in a temporary folder, and its answers are checked in this process's
-forked children, never in the kernel.
+A submission file is only ever read: a copy runs in a fresh kernel in the submission's own
+sandbox (``sandbox``), and its answers are checked in this process's forked children on plain
+data from that sandbox (``checking``), never in the kernel.
 
-Multiple choices are graded against the version of the lesson the submission was made from
-(``course_lib.choice_history``): a letter from an earlier version counts as the option it
-named there. When that version is not on record and the notebook lists its options otherwise
-than today's lesson, its multiple choices are not graded, and the notes say why and what the
-student does.
+Multiple choices are graded against the version of the lesson the submission was made from,
+as the options it lists show (``course_lib.choice_history``; never the version its metadata
+claims): a letter from an earlier version counts as the option it named there. When its
+listing is on no record, its multiple choices are not graded, and the notes say why and what
+the student does.
 """
 
 import json
@@ -22,7 +22,7 @@ from course_lib import choice_history
 from course_lib.checks import EXERCISES, FAILED, PASSED, exercises
 
 from . import execution, notebooks, reports
-from .checking import evaluate
+from .checking import Link, evaluate
 from .reports import NOT_GRADED, ExerciseGrade, SubmissionGrade
 
 # The course's folders, relative to where the command runs (the repository root by default).
@@ -41,6 +41,7 @@ def grade(
     solutions: Path = SOLUTIONS,
     lessons: Path = LESSONS,
     record: dict | None = None,
+    sandboxed: bool = True,
 ) -> SubmissionGrade:
     """Grade one submission; every failure of the notebook ends up in the result, not raised.
 
@@ -65,11 +66,16 @@ def grade(
             graded.problems.append(_unread_letters(path, graded.lesson, letters, unread, record))
         checked = [e for e in found if e.id not in unread]
         sources = notebooks.code_cells(nb)  # what the exercises' rules read, as in the notebook
-        with tempfile.TemporaryDirectory(prefix="grade-") as tmp:
-            ran = execution.run(nb, Path(tmp), [n for e in checked for n in e.names], timeout)
-        graded.problems += ran.problems
         moves = letters.moves  # the multiple choices whose options moved since its version
-        results = evaluate(ran.answers, checked, sources, timeout, moves) if ran.exported else {}
+        names = [n for e in checked for n in e.names]
+        with tempfile.TemporaryDirectory(prefix="grade-") as tmp:
+            folder = Path(tmp) / "submission"  # the sandbox's only writable folder
+            folder.mkdir()
+            with Link(folder, sandboxed) as link:
+                link.start()
+                ran = execution.run(nb, folder, names, timeout, sandboxed)
+                graded.problems += ran.problems
+                results = evaluate(link, checked, sources, timeout, moves) if ran.exported else {}
     except (notebooks.InvalidNotebook, ValueError) as e:
         graded.invalid = str(e)
         _score_nothing(graded, graded.lesson or lesson or notebooks.lesson_in_name(path), points)
@@ -119,8 +125,8 @@ def _score_nothing(graded: SubmissionGrade, lesson: int | None, points: dict) ->
 
 
 UNREAD = (
-    "not graded: your notebook was made from a version of the lesson that lists the options "
-    "differently from today's, so your letter may name another option now. Run "
+    "not graded: your notebook lists the options differently from today's lesson and from "
+    "every earlier version on record, so your letter may name another option now. Run "
     "`make update LESSON={lesson:02d}` (it carries your answers over), check this answer and "
     "submit again."
 )
@@ -129,15 +135,15 @@ UNREAD = (
 def _unread_letters(path: Path, lesson: int, letters, unread: set[str], record) -> str:
     """The note on a submission whose multiple-choice letters cannot be read."""
     n = f"{lesson:02d}"
-    made = f"was made from version {letters.version}" if letters.version else "records no version"
+    claims = f"claims version {letters.claimed}" if letters.claimed else "claims no version"
     known = choice_history.known_versions(lesson, record)
     today = f"today's {letters.today}" if letters.today else f"no lessons/{n}_*.ipynb"
     earlier = f" and the earlier {', '.join(known)}" if known else ""
     ids = ", ".join(sorted(unread, key=_order))
     return (
-        f"{path.name} {made} of lesson {n}, which this grader has no record of (it knows "
-        f"{today}{earlier}), and lists its multiple-choice options otherwise than today's "
-        f"lesson: {ids} not graded, since a letter may name another option there. The student "
+        f"{path.name} {claims} of lesson {n}, but lists its multiple-choice options as no "
+        f"version this grader has a record of (it knows {today}{earlier}): {ids} not graded, "
+        "since a letter may name another option there. The student "
         f"runs `make update LESSON={n}`, which carries the answers over, checks those answers "
         "and submits again."
     )

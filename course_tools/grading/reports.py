@@ -6,6 +6,7 @@ version of the lesson whose letters it cannot read (see ``grader``).
 """
 
 import csv
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -66,8 +67,11 @@ def _number(x: float) -> str:
 
 
 def write_csv(grades: list[SubmissionGrade], path: Path, exercise_ids: list[str]) -> None:
-    """One row per student: points per exercise, total, maximum, status and notes."""
-    with open(path, "w", newline="", encoding="utf-8") as f:
+    """One row per student: points per exercise, total, maximum, status and notes.
+
+    Written beside ``path`` and then renamed over it, so that the file is never half written."""
+    partial = path.with_name(f".{path.name}.partial")
+    with open(partial, "w", newline="", encoding="utf-8") as f:
         writer = csv.writer(f)
         writer.writerow(["student", "lesson", *exercise_ids, "total", "max", "status", "notes"])
         for g in grades:
@@ -78,6 +82,7 @@ def write_csv(grades: list[SubmissionGrade], path: Path, exercise_ids: list[str]
                 [g.student, g.lesson or "", *(points.get(i, "") for i in exercise_ids)]
                 + [_number(g.total), _number(g.max_points), g.status, " | ".join(notes)]
             )
+    os.replace(partial, path)
 
 
 def _quote(text: str) -> str:

@@ -47,7 +47,14 @@ def lessons_with_checks(solutions: Path) -> list[int]:
     return [n for n in known if notebooks.lesson_notebook(solutions, n)]
 
 
-def validate(lessons: list[int], solutions: Path, lesson_dir: Path, timeout: int, jobs: int = 1):
+def validate(
+    lessons: list[int],
+    solutions: Path,
+    lesson_dir: Path,
+    timeout: int,
+    jobs: int = 1,
+    sandboxed: bool = True,
+):
     """Grade each lesson's solution and lesson notebooks; returns (report lines, ok)."""
     items, expected, lines = [], [], []
     for n in sorted(lessons):
@@ -59,6 +66,7 @@ def validate(lessons: list[int], solutions: Path, lesson_dir: Path, timeout: int
                 items.append((path, f"{folder.name}/{path.stem}"))
                 expected.append((n, judge))
     options = {"timeout": timeout, "points": {}, "solutions": solutions, "lessons": lesson_dir}
+    options["sandboxed"] = sandboxed
     grades = grade_many(items, jobs, **options)
     for (_, judge), g in zip(expected, grades, strict=True):
         problems = judge(g)

@@ -133,10 +133,13 @@ def leaks(nb: nbformat.NotebookNode, lesson: int) -> list[str]:
     return shown + [marker for marker in markers if marker in text]
 
 
-def choice_exercise(lesson: int) -> tuple[str, str]:
+def choice_exercise(lesson: int) -> tuple[str | None, str | None]:
     """The lesson's multiple choice and a wrong letter for it: one of its options, whose
-    check fails naming the mistake (not one refused as "not an option")."""
-    choice = next(e for e in exercises(lesson) if e.kind == "choice")  # the lesson's first
+    check fails naming the mistake (not one refused as "not an option"); None, None for a
+    lesson without one."""
+    choice = next((e for e in exercises(lesson) if e.kind == "choice"), None)  # the first
+    if choice is None:
+        return None, None
     for letter in string.ascii_lowercase:
         result = check(choice.id, letter)
         if result.status == FAILED and result.diagnosis == "mistake":
@@ -161,7 +164,7 @@ def submission(handed_out: nbformat.NotebookNode, lesson: int, student: str):
         exercise = found.answers.get(cell.id)
         if student == "solved" and cell.id in found.sources:
             cell.source = found.sources[cell.id]
-        elif student == "halfdone" and exercise == choice:
+        elif student == "halfdone" and choice and exercise == choice:
             (name,) = next(e.names for e in exercises(lesson) if e.id == choice)
             cell.source = f'{name} = "{wrong}"'
         elif student == "halfdone" and exercise in filled(lesson):

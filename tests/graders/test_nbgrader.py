@@ -10,18 +10,31 @@ Built from solutions/ into a temporary folder, with nbgrader 0.9 itself, it prov
   points.toml, an untouched one 0, and a half-done one (handed_in.py, with one of its solved
   exercises' test cell deleted) what the course's own grader gives that same file, exercise
   by exercise; written answers wait for a human;
-- ``nbgrader generate_feedback`` shows the student the checks' messages.
+- ``nbgrader generate_feedback`` shows the student the checks' messages;
+- ``make autograde`` (docs/teaching.md: each kernel in the grader's sandbox) gives lesson 3's
+  three students the same scores as plain ``nbgrader autograde``, grade by grade, and a
+  notebook that tries to read the solutions and a classmate's notebook, change them, the
+  gradebook or the course directory, reach the network or a port on this machine, and leave
+  a process behind gets nowhere: every file is byte-identical afterwards, and nothing of its
+  kernel is left.
 
-Each expensive step runs once per module: about 4 minutes on two cores. Run:
+Each expensive step runs once per module: about 7 minutes on two cores. Run:
 
     PATH=.venv-graders/bin:$PATH .venv-graders/bin/python -m pytest \\
         tests/graders/test_nbgrader.py -p no:cacheprovider -q
 """
 
+import hashlib
 import html
+import json
+import os
 import re
+import shlex
 import shutil
+import socket
+import subprocess
 import sys
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -131,25 +144,34 @@ def test_released_notebooks_run_and_every_check_is_not_done(course, generated, l
     assert len(found) == len(exercise_ids(lesson))
 
 
+def student_notebook(course: Path, lesson: int, student: str) -> nbformat.NotebookNode:
+    """What ``student`` hands in: the half-done one also deletes a solved exercise's test cell."""
+    nb = submission(nbformat.read(released(course, lesson), as_version=4), lesson, student)
+    if student == "halfdone":
+        deleted = grade_name(deleted_test(lesson))
+        nb.cells = [
+            c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") != deleted
+        ]
+    return nb
+
+
+def hand_in(course: Path, lesson: int, student: str, nb: nbformat.NotebookNode) -> Path:
+    """Write ``nb`` where ``nbgrader collect`` puts ``student``'s submission; its path."""
+    target = course / "submitted" / student / assignment(lesson) / solution_path(lesson).name
+    target.parent.mkdir(parents=True)
+    nbformat.write(nb, target)
+    return target
+
+
 @pytest.fixture(scope="module")
 def submitted(course, generated) -> dict[int, Path]:
     """The three students' submissions of each graded lesson; the half-done ones' paths."""
     halfdone = {}
     for lesson in GRADED:
-        handed_out = nbformat.read(released(course, lesson), as_version=4)
         for student in STUDENTS:
-            target = (
-                course / "submitted" / student / assignment(lesson) / solution_path(lesson).name
-            )
-            target.parent.mkdir(parents=True)
-            nb = submission(handed_out, lesson, student)
-            if student == "halfdone":  # which also deletes a solved exercise's test cell
-                deleted = grade_name(deleted_test(lesson))
-                nb.cells = [
-                    c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") != deleted
-                ]
+            target = hand_in(course, lesson, student, student_notebook(course, lesson, student))
+            if student == "halfdone":
                 halfdone[lesson] = target
-            nbformat.write(nb, target)
     # A student who edits a test cell: nbgrader reports it and grades with the released one.
     nb = submission(nbformat.read(released(course, EDITED), as_version=4), EDITED, "solved")
     cell = next(
@@ -185,16 +207,22 @@ def autograded(course, submitted) -> dict[tuple[int, str], Scores]:
         command = ["nbgrader", "autograde", assignment(lesson), "--create", "--force"]
         done = succeeded(run(command, cwd=course, timeout=3600))
         found[lesson, "log"] = done.stdout + done.stderr
+    for lesson in GRADED:
+        students = [*STUDENTS, *(["edited"] if lesson == EDITED else [])]
+        found |= {(lesson, s): v for s, v in gradebook_scores(course, lesson, students).items()}
+    return found
+
+
+def gradebook_scores(course: Path, lesson: int, students: list[str]) -> dict[str, Scores]:
+    """What the course directory's gradebook holds for each student's submission of ``lesson``."""
+    found = {}
     with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gradebook:
-        for lesson in GRADED:
-            for student in [*STUDENTS, *(["edited"] if lesson == EDITED else [])]:
-                (nb,) = gradebook.find_submission(assignment(lesson), student).notebooks
-                grades = {
-                    g.name: Grade(g.auto_score, g.max_score, g.needs_manual_grade)
-                    for g in nb.grades
-                }
-                scores = Scores(nb.code_score, nb.max_code_score, nb.needs_manual_grade, grades)
-                found[lesson, student] = scores
+        for student in students:
+            (nb,) = gradebook.find_submission(assignment(lesson), student).notebooks
+            grades = {
+                g.name: Grade(g.auto_score, g.max_score, g.needs_manual_grade) for g in nb.grades
+            }
+            found[student] = Scores(nb.code_score, nb.max_code_score, nb.needs_manual_grade, grades)
     return found
 
 
@@ -274,3 +302,238 @@ def test_feedback_shows_the_checks_messages(feedback, lesson):
     assert message in page or html.escape(message) in page
     assert "Not done yet" in page
     assert "CheckFailed" not in pages["solved"].read_text(encoding="utf-8")
+
+
+# `make autograde`: nbgrader's autograde with each kernel in the sandbox ------------------------
+
+SANDBOXED = 3  # the lesson graded again through `make autograde`, in a course of its own
+ATTACKER = "mallory"  # hands in the solved notebook with one more cell, which attacks
+LINGER = "7777.25"  # how long the attacker's background process would sleep: its mark
+PLANTED = b"planted by a submission"
+ATTACK = """\
+import json, pathlib, socket, subprocess
+
+course = pathlib.Path({course!r})
+attempts = {{
+    "read the solutions": lambda: (course / {source!r}).read_bytes(),
+    "read a classmate's notebook": lambda: (course / {peer!r}).read_bytes(),
+    "change a classmate's notebook": lambda: (course / {peer!r}).write_text("{{}}"),
+    "change the gradebook": lambda: open(course / "gradebook.db", "ab").write({planted!r}),
+    "add a file to the course": lambda: (course / "planted.txt").write_bytes({planted!r}),
+    "reach the network": lambda: socket.create_connection(("pypi.org", 443), timeout=5),
+    "reach a port on this machine": lambda: socket.create_connection(("127.0.0.1", {port}), 5),
+}}
+found = {{}}
+for name, attempt in attempts.items():
+    try:
+        attempt()
+        found[name] = "worked"
+    except OSError as e:
+        found[name] = type(e).__name__
+subprocess.Popen(["sleep", "{linger}"], start_new_session=True)  # to outlive the grading
+print("attempts:", json.dumps(found))
+"""
+ATTEMPTS = [
+    "read the solutions",
+    "read a classmate's notebook",
+    "change a classmate's notebook",
+    "change the gradebook",
+    "add a file to the course",
+    "reach the network",
+    "reach a port on this machine",
+]
+
+
+@pytest.fixture(scope="module")
+def listening() -> int:
+    """A port that listens on this machine's loopback while the module runs (a Jupyter
+    server's, another kernel's): a connection to it would succeed."""
+    with socket.create_server(("127.0.0.1", 0)) as server:
+        yield server.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def sandboxed_course(tmp_path_factory, listening) -> Path:
+    """A course of lesson 3 only, handed in by the three students and the attacker."""
+    out = tmp_path_factory.mktemp("sandboxed") / "course"
+    command = [sys.executable, "-m", "course_tools.classroom", "nbgrader", "--out", out]
+    succeeded(run([*command, "--lessons", SANDBOXED], cwd=ROOT))
+    succeeded(run(["nbgrader", "generate_assignment", assignment(SANDBOXED)], cwd=out))
+    for student in STUDENTS:
+        hand_in(out, SANDBOXED, student, student_notebook(out, SANDBOXED, student))
+    name = solution_path(SANDBOXED).name
+    where = {
+        "source": f"source/{assignment(SANDBOXED)}/{name}",
+        "peer": f"submitted/solved/{assignment(SANDBOXED)}/{name}",
+    }
+    nb = student_notebook(out, SANDBOXED, "solved")
+    attack = ATTACK.format(course=str(out), planted=PLANTED, linger=LINGER, port=listening, **where)
+    nb.cells.append(nbformat.v4.new_code_cell(attack))
+    hand_in(out, SANDBOXED, ATTACKER, nb)
+    return out
+
+
+def digests(course: Path) -> dict[str, str]:
+    """Every file of the course directory but what autograde writes (autograded/, the
+    gradebook), by path: its SHA-256."""
+    return {
+        str(path.relative_to(course)): hashlib.sha256(path.read_bytes()).hexdigest()
+        for path in sorted(course.rglob("*"))
+        if path.is_file() and path.name != "gradebook.db"
+        if path.relative_to(course).parts[0] != "autograded"
+    }
+
+
+def processes_with(mark: str) -> list[str]:
+    """The command lines of this machine's processes that contain ``mark``."""
+    found = []
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            line = cmdline.read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:  # a process that ended meanwhile
+            continue
+        found += [line] if mark in line else []
+    return found
+
+
+@dataclass
+class Sandboxed:
+    """What ``make autograde`` did to the course directory, and what it left."""
+
+    before: dict[str, str]  # digests of the course's files
+    after: dict[str, str]
+    gradebook: bytes
+    scores: dict[str, Scores]  # by student
+    attempts: dict[str, str]  # the attacker's: each attempt, and how it ended
+    lingering: list[str]  # the attacker's background process, if it outlived the grading
+    left: list[Path]  # what the kernels left in the temporary folder
+
+
+def documented_command(target: str) -> list[str]:
+    """The command line ``make TARGET ...`` that docs/teaching.md shows, as arguments."""
+    page = (ROOT / "docs" / "teaching.md").read_text(encoding="utf-8")
+    return shlex.split(re.search(rf"^make {target} [^#\n]*", page, re.M)[0])
+
+
+@pytest.fixture(scope="module")
+def sandboxed(sandboxed_course) -> Sandboxed:
+    """``make autograde`` on lesson 3, the command docs/teaching.md shows, run from the
+    repository; the environment is this one (GRADERS), as set up (-o: not set up again)."""
+    course, prefix = sandboxed_course, Path(sys.prefix)
+    before = digests(course)
+    # A short temporary folder (the kernels' sockets lie in it), to see what they leave there.
+    temporary = Path(tempfile.mkdtemp(prefix="ag-"))
+    documented = documented_command("autograde")
+    assert f"ASSIGNMENT={assignment(SANDBOXED)}" in documented
+    command = ["make", "--no-print-directory", "-o", f"{prefix}/.installed", *documented[1:]]
+    command += [f"GRADERS={prefix}", f"NBGRADER_DIR={course}"]
+    try:
+        done = subprocess.run(
+            command,
+            cwd=ROOT,
+            env=ENV | {"TMPDIR": str(temporary)},
+            capture_output=True,
+            text=True,
+            timeout=1800,
+        )
+        succeeded(done)
+        left = list(temporary.iterdir())
+    finally:
+        shutil.rmtree(temporary, ignore_errors=True)
+    name = solution_path(SANDBOXED).name
+    attacked = nbformat.read(course / "autograded" / ATTACKER / assignment(SANDBOXED) / name, 4)
+    printed = "".join(o.get("text", "") for c in attacked.cells for o in c.get("outputs", []))
+    reported = re.search(r"^attempts: (.*)$", printed, re.M)
+    return Sandboxed(
+        before=before,
+        after=digests(course),
+        gradebook=(course / "gradebook.db").read_bytes(),
+        scores=gradebook_scores(course, SANDBOXED, [*STUDENTS, ATTACKER]),
+        attempts=json.loads(reported[1]) if reported else {},
+        lingering=processes_with(f"sleep {LINGER}"),
+        left=left,
+    )
+
+
+@pytest.mark.parametrize("student", STUDENTS)
+def test_make_autograde_scores_as_plain_nbgrader(sandboxed, autograded, student):
+    assert sandboxed.scores[student] == autograded[SANDBOXED, student]
+
+
+def test_a_sandboxed_kernel_reaches_no_solution_classmate_gradebook_or_network(sandboxed):
+    assert list(sandboxed.attempts) == ATTEMPTS, "the attack cell did not report"
+    worked = [attempt for attempt, ended in sandboxed.attempts.items() if ended == "worked"]
+    assert worked == []
+
+
+def test_a_sandboxed_kernel_changes_nothing_and_gains_nothing(sandboxed):
+    assert sandboxed.after == sandboxed.before  # source/, release/, the others' submissions
+    assert PLANTED not in sandboxed.gradebook
+    attacker = sandboxed.scores[ATTACKER]
+    assert attacker.code == attacker.max_code == lesson_points(SANDBOXED)  # its answers' due
+
+
+def test_nothing_of_a_sandboxed_kernel_outlives_the_grading(sandboxed):
+    assert sandboxed.lingering == []
+    assert sandboxed.left == []  # each kernel's private folder, and the runtime folder
+
+
+def sandboxed_kernel(*args, env=None) -> subprocess.CompletedProcess:
+    command = [sys.executable, "-m", "course_tools.classroom.sandboxed_kernel", *args]
+    return subprocess.run(command, cwd=ROOT, env=env or ENV, capture_output=True, text=True)
+
+
+def test_make_autograde_refuses_without_bubblewrap(tmp_path):
+    (tmp_path / "nbgrader_config.py").write_text("")
+    no_bwrap = ENV | {"PATH": str(Path(sys.executable).parent)}
+    done = sandboxed_kernel("autograde", "--course-dir", tmp_path, "lesson03", env=no_bwrap)
+    assert done.returncode == 2
+    assert "bubblewrap (bwrap) is not installed" in done.stderr
+    assert "plain `nbgrader autograde`" in done.stderr  # the way round, with its risk
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["nbgrader_config.py"]
+
+
+def test_make_autograde_refuses_where_bubblewrap_cannot_start(tmp_path):
+    """As in many containers: bwrap is there, the namespaces it needs are not allowed."""
+    (tmp_path / "nbgrader_config.py").write_text("")
+    bwrap = tmp_path / "bin" / "bwrap"
+    bwrap.parent.mkdir()
+    bwrap.write_text(
+        "#!/bin/sh\necho 'bwrap: No permissions to create new namespace' >&2\nexit 1\n"
+    )
+    bwrap.chmod(0o755)
+    env = ENV | {"PATH": f"{bwrap.parent}{os.pathsep}{ENV['PATH']}"}
+    done = sandboxed_kernel("autograde", "--course-dir", tmp_path, "lesson03", env=env)
+    assert done.returncode == 2
+    assert "cannot start a sandbox here: bwrap: No permissions" in done.stderr
+    assert not (tmp_path / "autograded").exists()
+
+
+def test_make_autograde_refuses_links_in_submissions(tmp_path):
+    """nbgrader copies a submission's files with the instructor's rights, following links."""
+    (tmp_path / "nbgrader_config.py").write_text("")
+    solutions = tmp_path / "source" / "lesson03" / "03_lesson.ipynb"
+    solutions.parent.mkdir(parents=True)
+    solutions.write_text("{}")
+    link = tmp_path / "submitted" / ATTACKER / "lesson03" / "notes.txt"
+    link.parent.mkdir(parents=True)
+    link.symlink_to(solutions)
+    done = sandboxed_kernel("autograde", "--course-dir", tmp_path, "lesson03")
+    assert done.returncode == 2
+    assert "submitted/ holds symbolic links" in done.stderr and str(link) in done.stderr
+    assert not (tmp_path / "autograded").exists()
+
+
+@pytest.mark.parametrize(
+    "transport, name, why",
+    [("tcp", ".kernel.json", "ipc transport"), ("ipc", "kernel-1.json", "a folder of its own")],
+)
+def test_the_kernel_launcher_refuses_a_connection_file_the_sandbox_cannot_keep(
+    tmp_path, transport, name, why
+):
+    connection = tmp_path / name
+    ip = "127.0.0.1" if transport == "tcp" else str(tmp_path / "kernel-ipc")
+    connection.write_text(json.dumps({"transport": transport, "ip": ip}))
+    done = sandboxed_kernel("-f", connection)
+    assert done.returncode == 2
+    assert "connection_file should" in done.stderr and why in done.stderr

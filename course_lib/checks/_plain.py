@@ -1,0 +1,248 @@
+"""Plain data: what an answer may be, and how it leaves the sandbox a submission is graded in.
+
+A check compares numbers it computed with numbers the learner's code produced. It can trust
+that comparison only if the learner's values are plain: base ``torch.Tensor``s, numpy arrays,
+built-in numbers and strings, and lists, tuples and dicts of them. A tensor subclass whose
+comparisons always agree, a string with its own ``__eq__`` or an object whose ``__array__``
+computes the reference are not answers: :func:`problem` says so, in the notebook and in the
+grader alike, so that both give one verdict. Code (functions, classes, modules) is checked by
+calling it, and its results must be plain in turn.
+
+At grading, values cross from the sandbox to the grader as bytes: :func:`dumps` inside,
+:func:`loads` outside. ``loads`` is ``torch.load(weights_only=True)``, PyTorch's unpickler that
+builds nothing but tensors, containers and the classes it is told to allow (here PyTorch's own
+layers, for an answer that is an ``nn.TransformerEncoder``); numpy arrays travel as their bytes.
+What cannot travel stands for itself as a marker: :class:`NotPlain` with what it was, or, for
+code, a handle the grader calls back into the sandbox with (``course_tools.grading``).
+"""
+
+import dataclasses
+import functools
+import importlib
+import inspect
+import io
+import pkgutil
+import types
+
+import numpy as np
+import torch
+from torch import nn
+
+from ._remote import Learner
+
+MARK = "__course_plain__"  # first item of the tuples that stand for what pickles can't hold
+_SCALARS = (type(None), bool, int, float, complex, str, bytes, torch.dtype, torch.device)
+_CODE = (types.FunctionType, types.BuiltinFunctionType, types.MethodType, functools.partial, type)
+PLAIN = "plain data (tensors, arrays, numbers and strings, or lists, tuples and dicts of them)"
+
+
+class NotPlain:
+    """An answer that is not plain data, as the grader received it: what it was."""
+
+    def __init__(self, what: str):
+        self.what = what
+
+    def __repr__(self) -> str:
+        return f"<not plain data: {self.what}>"
+
+
+def is_code(x) -> bool:
+    """Whether ``x`` is something a check calls: a function, a class or a module (or, at
+    grading, the stand-in for one)."""
+    return isinstance(x, nn.Module | Learner) or type(x) in _CODE
+
+
+def problem(x, name: str) -> str | None:
+    """Why the answer ``name`` is not plain data or code (None if it is), as a message."""
+    what = _first_problem(x, depth=0)
+    if what is None:
+        return None
+    return f"`{name}` holds {what}; an answer must be {PLAIN}, or a function."
+
+
+def _first_problem(x, depth: int) -> str | None:
+    if isinstance(x, NotPlain):
+        return x.what
+    if depth > 20:
+        return "containers nested more than 20 deep"
+    kind = type(x)
+    if kind in _SCALARS or kind is torch.Size or is_code(x):
+        return None
+    if isinstance(x, torch.Tensor):
+        plain = kind in (torch.Tensor, nn.Parameter)
+        return None if plain else f"a value of type {kind.__name__}, a subclass of torch.Tensor"
+    if isinstance(x, np.ndarray | np.generic):
+        if kind.__module__ != "numpy" or x.dtype.hasobject:
+            return f"a value of type {kind.__name__}, not a plain numpy array"
+        return None
+    if kind in (list, tuple) or _record(kind):
+        return next(filter(None, (_first_problem(item, depth + 1) for item in x)), None)
+    if kind is dict:
+        items = (p for key, value in x.items() for p in (key, value))
+        return next(filter(None, (_first_problem(item, depth + 1) for item in items)), None)
+    if _ours(kind):
+        return _first_problem(_fields(x), depth + 1)
+    return f"a value of type {kind.__name__}, {_kind_of(kind)}"
+
+
+def _ours(kind: type) -> bool:
+    """A data class of ``course_lib``'s (``EncoderParams``): plain when its fields are."""
+    return dataclasses.is_dataclass(kind) and kind.__module__.startswith("course_lib.")
+
+
+def _fields(x) -> dict:
+    return {f.name: getattr(x, f.name) for f in dataclasses.fields(x) if f.init}
+
+
+def _record(kind: type) -> bool:
+    """A named tuple (``torch.max``'s result, ``collections.namedtuple``): a tuple that reads
+    and compares as one."""
+    methods = ("__eq__", "__ne__", "__getitem__", "__iter__", "__len__", "__hash__")
+    same = all(getattr(kind, m) is getattr(tuple, m) for m in methods)
+    return kind is not tuple and issubclass(kind, tuple) and same
+
+
+def _kind_of(kind: type) -> str:
+    for base in (torch.Tensor, np.ndarray, str, int, float, list, tuple, dict):
+        if issubclass(kind, base):
+            return f"a subclass of {base.__name__}"
+    return "an object of its own class"
+
+
+# Crossing out of the sandbox --------------------------------------------------------------------
+
+
+def encode(x, register, depth: int = 0):
+    """``x`` as :func:`dumps` can write it: plain data as it is (tensors detached, on the CPU),
+    arrays as their bytes, code as ``register(x)`` (a marker of the caller's), and anything
+    else as a :class:`NotPlain` marker. Runs inside the sandbox."""
+    kind = type(x)
+    if depth > 20:
+        return (MARK, "not plain", "containers nested more than 20 deep")
+    if kind in _SCALARS or kind is torch.Size or _builtin_module(x):
+        return x
+    if kind in (torch.Tensor, nn.Parameter):
+        return x.detach().cpu().clone()
+    if is_code(x):
+        return register(x)
+    if (
+        kind.__module__ == "numpy"
+        and isinstance(x, np.ndarray | np.generic)
+        and not x.dtype.hasobject
+    ):
+        array = np.ascontiguousarray(x)
+        shape = array.shape if kind is np.ndarray else None
+        return (MARK, "numpy", array.dtype.str, shape, array.tobytes())
+    marker = kind is tuple and x and type(x[0]) is str and x[0] == MARK  # not the learner's to make
+    if kind in (list, tuple) and not marker:
+        return kind(encode(item, register, depth + 1) for item in x)
+    if _record(kind):  # PyTorch's named results keep their type; any other is a plain tuple
+        items = tuple(encode(item, register, depth + 1) for item in x)
+        return kind(items) if kind in _named_results() else items
+    if kind is dict:
+        return {
+            encode(k, register, depth + 1): encode(v, register, depth + 1) for k, v in x.items()
+        }
+    if _ours(kind):
+        fields = encode(_fields(x), register, depth + 1)
+        return (MARK, "data class", kind.__module__, kind.__qualname__, fields)
+    return (MARK, "not plain", _first_problem(x, depth) or f"a value of type {kind.__name__}")
+
+
+def _builtin_module(x) -> bool:
+    """An ``nn.Module`` made of PyTorch's own layers only (``nn.TransformerEncoder``, ...)."""
+    if not isinstance(x, nn.Module):
+        return False
+    return all(type(m) in _layers() for m in x.modules()) and not _hooked(x)
+
+
+def _hooked(module: nn.Module) -> bool:
+    hooks = ("_forward_hooks", "_forward_pre_hooks", "_backward_hooks", "_state_dict_hooks")
+    return any(getattr(m, h, None) for m in module.modules() for h in hooks)
+
+
+def dumps(x) -> bytes:
+    buffer = io.BytesIO()
+    torch.save(x, buffer)
+    return buffer.getvalue()
+
+
+def loads(data: bytes, register) -> object:
+    """What :func:`dumps` wrote, read without running any code it names: tensors, containers
+    and PyTorch's own layers; markers become arrays, :class:`NotPlain` or ``register(...)``."""
+    with torch.serialization.safe_globals(_allowed()):
+        value = torch.load(io.BytesIO(data), weights_only=True)
+    return _decoded(value, register)
+
+
+def _decoded(x, register):
+    kind = type(x)
+    if kind is tuple and x and type(x[0]) is str and x[0] == MARK:
+        return _marker(x, register)
+    if kind in (list, tuple):
+        return kind(_decoded(item, register) for item in x)
+    if kind in _named_results():
+        return kind(tuple(_decoded(item, register) for item in x))
+    if kind is dict:
+        return {_decoded(k, register): _decoded(v, register) for k, v in x.items()}
+    if kind in _SCALARS or kind in (torch.Size, torch.Tensor, nn.Parameter) or _builtin_module(x):
+        return x
+    return NotPlain(f"a value of type {kind.__name__}")  # not written by encode: refuse it
+
+
+def _marker(x, register):
+    what = x[1]
+    if what == "numpy" and len(x) == 5:
+        _, _, dtype, shape, data = x
+        value = np.frombuffer(data, dtype=np.dtype(dtype)).copy()
+        return value.reshape(shape) if shape is not None else value[0]
+    if what == "not plain" and len(x) == 3:
+        return NotPlain(str(x[2]))
+    if what == "data class" and len(x) == 5:
+        return _data_class(*x[2:], register)
+    return register(x)
+
+
+def _data_class(module: str, name: str, fields, register):
+    """One of course_lib's data classes, rebuilt from its fields: only a class of course_lib's
+    own modules is ever imported for it."""
+    try:
+        known = isinstance(module, str) and module.startswith("course_lib.")
+        kind = getattr(importlib.import_module(module), str(name), None) if known else None
+    except ImportError:
+        kind = None
+    if kind is None or not isinstance(kind, type) or not _ours(kind) or type(fields) is not dict:
+        return NotPlain(f"a value of type {name}")
+    try:
+        return kind(**{k: _decoded(v, register) for k, v in fields.items()})
+    except TypeError as e:
+        return NotPlain(f"a {name} that could not be rebuilt ({e})")
+
+
+@functools.cache
+def _layers() -> frozenset:
+    """PyTorch's own ``nn.Module`` classes, from every module of ``torch.nn.modules``."""
+    found = set()
+    for info in pkgutil.iter_modules(nn.modules.__path__, "torch.nn.modules."):
+        module = importlib.import_module(info.name)
+        found |= {
+            c
+            for c in vars(module).values()
+            if inspect.isclass(c) and issubclass(c, nn.Module) and c.__module__ == info.name
+        }
+    return frozenset(found)
+
+
+@functools.cache
+def _named_results() -> frozenset:
+    """``torch.return_types``: what ``torch.max(x, dim)`` and its like return."""
+    found = (getattr(torch.return_types, n) for n in dir(torch.return_types))
+    return frozenset(c for c in found if inspect.isclass(c) and issubclass(c, tuple))
+
+
+@functools.cache
+def _allowed() -> list:
+    """What ``loads`` may build besides tensors: PyTorch's layers and the activations they hold."""
+    functional = nn.functional
+    activations = [getattr(functional, n) for n in ("relu", "gelu", "silu", "tanh", "sigmoid")]
+    return [*_layers(), *activations, *_named_results()]

@@ -1,0 +1,226 @@
+"""The server that runs inside a submission's sandbox, for the checks: ``python -m
+course_tools.grading.inside serve``, started by ``checking.Link`` once the notebook has run.
+
+It loads the answers the notebook's kernel left in ``answers.json`` and answers the grader's
+requests, one frame at a time on stdin and stdout (:func:`read_frame`): hand over an answer,
+call a function, read a function's globals, apply an exercise's rules. Requests are the
+grader's pickles; replies are plain data only (``course_lib.checks._plain``), which is all the
+grader reads. Nothing here is trusted: the learner's code runs in this process too, and may
+have changed any of it.
+"""
+
+import base64
+import builtins
+import dataclasses
+import json
+import pickle
+import random
+import struct
+import sys
+from pathlib import Path
+
+ANSWERS = "answers.json"
+
+
+def read_frame(stream) -> bytes | None:
+    """One length-prefixed frame; None at the end of the stream."""
+    head = stream.read(8)
+    if len(head) < 8:
+        return None
+    (size,) = struct.unpack(">Q", head)
+    return stream.read(size)
+
+
+def write_frame(stream, data: bytes) -> None:
+    stream.write(struct.pack(">Q", len(data)) + data)
+    stream.flush()
+
+
+class Server:
+    """The learner's objects by handle, and the requests that use them."""
+
+    def __init__(self, folder: Path):
+        import numpy as np
+        import torch
+
+        from course_lib.checks import EXERCISES, _core, _plain, _remote
+
+        self.np, self.torch, self.exercises = np, torch, EXERCISES
+        self.core, self.plain, self.remote = _core, _plain, _remote
+        self.folder, self.objects, self.loaded, self.sources = folder, {}, None, {}
+
+    # Handles: an answer is "answer:NAME" (the same after a restart), anything else a number.
+
+    def answer(self, name: str):
+        entry = self.loaded.get(name) if name in self.loaded_names() else None
+        if not isinstance(entry, dict) or "pickle" not in entry:
+            raise LookupError(entry.get("error") if isinstance(entry, dict) else "not exported")
+        import cloudpickle
+
+        self.sources[f"answer:{name}"] = entry.get("source")
+        return cloudpickle.loads(base64.b64decode(entry["pickle"]))
+
+    def loaded_names(self) -> set[str]:
+        if self.loaded is None:
+            path = self.folder / ANSWERS
+            self.loaded = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+        return set(self.loaded)
+
+    def resolve(self, handle):
+        if isinstance(handle, str) and handle.startswith("answer:"):
+            if handle not in self.objects:
+                self.objects[handle] = self.answer(handle.removeprefix("answer:"))
+            return self.objects[handle]
+        return self.objects[handle]
+
+    def register(self, obj, handle=None):
+        """A marker for ``obj``, which stays here; the same object keeps the same handle, so
+        that a check comparing two of the learner's functions finds them the same."""
+        if handle is None:
+            handle = next((h for h, o in self.objects.items() if o is obj), len(self.objects))
+        self.objects[handle] = obj
+        info = {
+            "name": getattr(obj, "__name__", type(obj).__name__),
+            "type": "class" if isinstance(obj, type) else type(obj).__name__,
+            "empty": self.core._empty(obj),
+            "signature": self.remote.signature_of(obj),
+            "source": self.sources.get(handle) or self.remote.source_of(obj),
+            "repr": repr(obj)[:200],
+        }
+        return (self.plain.MARK, "learner", handle, info)
+
+    def encoded(self, value, handle=None) -> bytes:
+        """``value`` as plain data; an answer that is code keeps its name as its handle."""
+
+        def register(obj):
+            return self.register(obj, handle if obj is value else None)
+
+        return self.plain.dumps(self.plain.encode(value, register))
+
+    # Requests.
+
+    def answers(self, names: list[str]) -> dict:
+        """The answers as plain data; a name the notebook left undefined is left out."""
+        found = {}
+        for name in names:
+            if name not in self.loaded_names():
+                continue
+            try:
+                found[name] = self.encoded(self.resolve(f"answer:{name}"), f"answer:{name}")
+            except LookupError as e:
+                found[name] = {"error": str(e)}
+            except BaseException as e:  # unpickling runs the learner's code
+                found[name] = {"error": f"{type(e).__name__}: {e}"}
+        return found
+
+    def call(self, handle, args, kwargs, then, state, grads) -> dict:
+        fn = self.resolve(handle)
+        for arg, grad in zip(args, grads, strict=True):  # what pickling left behind
+            if isinstance(arg, self.torch.nn.Module) and grad is not None:
+                for p, g in zip(arg.parameters(), grad, strict=False):
+                    p.grad = g
+            elif isinstance(arg, self.torch.Tensor) and grad is not None:
+                arg.grad = grad
+        self.set_state(state)
+        reply = {}
+        try:
+            result = fn(*args, **kwargs)
+            result = then(result, *args) if then else result
+            reply["returned"] = self.encoded(result)
+        except BaseException as e:  # read without this frame, as _core.call reads it in a notebook
+            reply["raised"] = self.raised(fn, e.with_traceback(e.__traceback__.tb_next))
+        reply["arguments"] = self.plain.dumps([self.state_of(a) for a in args])
+        reply["state"] = self.plain.dumps(self.plain.encode(self.get_state(), self.register))
+        return reply
+
+    def raised(self, fn, e: BaseException) -> dict:
+        kinds = [k.__name__ for k in type(e).__mro__ if getattr(builtins, k.__name__, None) is k]
+        return {
+            "kinds": kinds,
+            "message": str(e),
+            "described": self.core.describe_error(e),
+            "stub": isinstance(e, NotImplementedError) and self.core._stub_raised(e),
+            "own": self.core._raised_by(fn, e),
+        }
+
+    def globals(self, handle) -> dict:
+        found = self.remote.closure_globals(self.resolve(handle))
+        return {name: self.encoded(value) for name, value in found.items()}
+
+    def rules(self, exercise_id: str, answers, sources) -> bytes:
+        exercise = self.exercises[exercise_id]
+        why, uses = exercise.rules.broken(answers, exercise.names, sources)
+        return self.plain.dumps([str(why), [str(u) for u in uses]])
+
+    # What a call did to its arguments and to the random state, for the grader to copy back.
+
+    def state_of(self, x):
+        torch, encode = self.torch, self.plain.encode
+        if isinstance(x, torch.Tensor | self.np.ndarray):
+            return encode(x, self.register)
+        if isinstance(x, torch.nn.Module):
+            return [
+                [encode(p, self.register) for p in x.parameters()],
+                [None if p.grad is None else encode(p.grad, self.register) for p in x.parameters()],
+                [encode(b, self.register) for b in x.buffers()],
+            ]
+        if isinstance(x, torch.optim.Optimizer | torch.optim.lr_scheduler.LRScheduler):
+            return encode(x.state_dict(), self.register)
+        if dataclasses.is_dataclass(x) and not isinstance(x, type):
+            return {f.name: self.state_of(getattr(x, f.name)) for f in dataclasses.fields(x)}
+        if type(x) in (list, tuple):
+            return [self.state_of(item) for item in x]
+        return None
+
+    def get_state(self):
+        torch, np = self.torch, self.np
+        return [
+            torch.get_rng_state(),
+            list(np.random.get_state()),
+            random.getstate(),
+            torch.get_default_dtype(),
+            torch.is_grad_enabled(),
+        ]
+
+    def set_state(self, state) -> None:
+        torch_rng, numpy_rng, python_rng, dtype, grad = state
+        self.torch.set_rng_state(torch_rng)
+        self.np.random.set_state(tuple(numpy_rng))
+        random.setstate(python_rng)
+        self.torch.set_default_dtype(dtype)
+        self.torch.set_grad_enabled(grad)
+
+
+class _Requests(pickle.Unpickler):
+    """The grader's pickles, with its stand-ins for the learner's objects put back."""
+
+    def __init__(self, data: bytes, server: Server):
+        import io
+
+        super().__init__(io.BytesIO(data))
+        self.server = server
+
+    def persistent_load(self, pid):
+        return self.server.resolve(pid[1])
+
+
+def serve(folder: Path, stdin=None, stdout=None) -> None:
+    """Answer requests from ``stdin`` on ``stdout`` (binary streams; by default this process's
+    standard input and output) until the grader closes ``stdin``."""
+    server = Server(folder)
+    stdin, stdout = stdin or sys.stdin.buffer, stdout or sys.stdout.buffer
+    sys.stdout = sys.stderr  # what the learner's code prints must not corrupt the frames
+    while (frame := read_frame(stdin)) is not None:
+        request = _Requests(frame, server).load()
+        op = request.pop("op")
+        try:
+            reply = getattr(server, op)(**request)
+        except BaseException as e:  # the grader reads this as trouble with the request
+            reply = {"failed": f"{type(e).__name__}: {e}"}
+        write_frame(stdout, server.plain.dumps(reply))
+
+
+if __name__ == "__main__":
+    if sys.argv[1:] != ["serve"]:
+        raise SystemExit("usage: python -m course_tools.grading.inside serve")
+    serve(Path.cwd())
