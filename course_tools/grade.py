@@ -90,13 +90,14 @@ def main(argv=None) -> int:
         except ValueError:
             parser.error(f"--validate takes lesson numbers; got {' '.join(map(str, args.paths))}")
         # The course's own notebooks: the sandbox where there is one, as grading would run them.
+        sandboxed = sandbox.cannot_start() is None
         lines, ok = validate(
-            chosen, args.solutions, args.lessons, args.timeout, args.jobs, sandbox.available()
+            chosen, args.solutions, args.lessons, args.timeout, args.jobs, sandboxed
         )
         print("\n".join(lines) if lines else "no lesson to validate")
         return 0 if ok and lines else 1
-    if not args.no_sandbox and not sandbox.available():
-        parser.error(sandbox.missing())
+    if not args.no_sandbox and (why := sandbox.cannot_start()):
+        parser.error(why)
     submissions = find_submissions([Path(p) for p in args.paths])
     if not submissions:
         parser.error("no submissions: give notebooks or folders that contain some")

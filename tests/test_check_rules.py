@@ -12,7 +12,7 @@ from torch import nn
 
 from course_lib.checks import EXERCISES, FAILED, PASSED, Exercise
 from course_lib.checks._core import RULE, Mismatch
-from course_lib.checks._rules import Rules, course_lib_uses
+from course_lib.checks._rules import Rules, course_lib_uses, written_uses
 from course_lib.masks import causal_mask
 from course_lib.model import count_parameters
 from course_tools import prompts, sources
@@ -252,3 +252,23 @@ def test_an_allowed_name_may_be_imported_in_any_form():
     other = learners("def f(t):\n    return masks.causal_mask(3)", masks=masks)
     assert "`causal_mask`" in broken(rules, other)
     assert "use only `padding_mask` from it" in broken(rules, other)
+
+
+def test_the_grader_reads_in_the_cells_what_a_def_calls_of_course_lib():
+    """At grading the sandbox reports what an answer's code uses; the grader also reads the
+    ``def`` in the cells itself, so an answer that forges the first is still flagged."""
+    cells = [
+        IMPORTS,
+        "import course_lib.attention as A\n\n"
+        "def attention(q, k, v, mask=None):\n    return A.scaled_dot_product_attention(q, k, v, mask)\n\n"
+        "shown = A.scaled_dot_product_attention",
+        "def make_causal_mask(T):\n    return torch.ones(T, T).tril().bool()",
+        "from course_lib.masks import padding_mask as make_padding_mask",
+    ]
+    assert written_uses(["attention"], cells) == {
+        "course_lib.attention.scaled_dot_product_attention"
+    }
+    assert written_uses(["make_causal_mask", "absent"], cells) == set()
+    assert written_uses(["make_padding_mask"], cells) == {"course_lib.masks.padding_mask"}
+    why, uses = EXERCISES["3.4"].rules.refused(written_uses(["attention"], cells))
+    assert "uses course_lib's `scaled_dot_product_attention`" in why and uses

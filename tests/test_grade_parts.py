@@ -3,6 +3,7 @@ isolating checks, points and reports."""
 
 import base64
 import functools
+import io
 import json
 import os
 import time
@@ -15,11 +16,13 @@ import torch
 
 from course_lib.attention import scaled_dot_product_attention
 from course_lib.checks import EXERCISES, FAILED, MIME_TYPE, NOT_DONE, PASSED
+from course_lib.checks._plain import NotPlain
 from course_lib.checks._rules import course_lib_uses, reference_uses
 from course_lib.lesson_format import ANSWER_PROMPT
 from course_lib.masks import causal_mask
-from course_tools.grading import execution, notebooks, reports
-from course_tools.grading.checking import Link, check_one, isolated
+from course_tools.grade import main
+from course_tools.grading import execution, notebooks, reports, sandbox
+from course_tools.grading.checking import Link, Lost, check_one, isolated
 from course_tools.grading.execution import _only_checks
 from course_tools.grading.grader import (
     POINTS,
@@ -316,3 +319,68 @@ def test_an_unreadable_notebook_scores_nothing_of_the_lesson_given(tmp_path):
     graded = grade(tmp_path / "alice.ipynb", "alice", timeout=10, points={}, lesson=3)
     assert graded.status == "invalid" and graded.lesson == 3
     assert graded.max_points == len([e for e in EXERCISES if e.startswith("3.")]) > 0
+
+
+class _Replying:
+    """A stand-in for the sandbox's server that sends back one frame, whatever it is asked."""
+
+    def __init__(self, frame: bytes):
+        self.stdin = io.BytesIO()
+        read, write = os.pipe()
+        os.write(write, frame)
+        os.close(write)
+        self.stdout = os.fdopen(read, "rb")
+
+    def kill(self) -> None:
+        pass
+
+    def wait(self) -> None:
+        pass
+
+
+class _RunsACommand:
+    def __reduce__(self):
+        return (os.system, ("touch /tmp/a-reply-was-run",))
+
+
+def test_a_reply_that_is_not_plain_data_runs_nothing_and_is_refused(tmp_path):
+    forged = io.BytesIO()
+    torch.save({"x": _RunsACommand()}, forged)
+    link = Link(tmp_path, sandboxed=False)
+    link.process = _Replying(len(forged.getvalue()).to_bytes(8, "big") + forged.getvalue())
+    with pytest.raises(Lost, match="not plain data"):
+        link.request(op="answers", names=["x"])
+    assert isinstance(link.value(forged.getvalue()), NotPlain)
+    assert not Path("/tmp/a-reply-was-run").exists()
+    link.process = _Replying((1 << 40).to_bytes(8, "big"))  # a reply too large to read
+    with pytest.raises(Lost, match="a reply of"):
+        link.request(op="answers", names=["x"])
+    link.process, link.timeout = _Replying(b"\x00\x00"), 1  # half a frame, then nothing
+    with pytest.raises(Lost, match="no reply"):
+        link.request(op="answers", names=["x"])
+
+
+@pytest.mark.parametrize(
+    "bwrap, said",
+    [
+        (None, "bubblewrap (bwrap) is not installed"),
+        ("echo 'bwrap: No permissions to create new namespace' >&2; exit 1", "cannot start a sandbox here: bwrap: No permissions"),
+    ],
+)  # fmt: skip
+def test_the_grader_refuses_to_run_a_notebook_outside_a_sandbox(
+    tmp_path, monkeypatch, capsys, bwrap, said
+):
+    """Without a sandbox that starts, grading stops before any notebook runs, and says what to
+    do; --no-sandbox is the explicit way round."""
+    folder = tmp_path / "bin"
+    folder.mkdir()
+    if bwrap:
+        (folder / "bwrap").write_text(f"#!/bin/sh\n{bwrap}\n")
+        (folder / "bwrap").chmod(0o755)
+    monkeypatch.setenv("PATH", str(folder))
+    (tmp_path / "03_x.ipynb").write_text("{}")
+    with pytest.raises(SystemExit) as stopped:
+        main([str(tmp_path / "03_x.ipynb"), "--out", str(tmp_path / "out" / "grades.csv")])
+    assert stopped.value.code == 2
+    assert said in capsys.readouterr().err and "--no-sandbox" in sandbox.missing()
+    assert not (tmp_path / "out").exists()

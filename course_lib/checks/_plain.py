@@ -16,12 +16,12 @@ What cannot travel stands for itself as a marker: :class:`NotPlain` with what it
 code, a handle the grader calls back into the sandbox with (``course_tools.grading``).
 """
 
+import collections
 import dataclasses
 import functools
 import importlib
 import inspect
 import io
-import pkgutil
 import types
 
 import numpy as np
@@ -32,6 +32,7 @@ from ._remote import Learner
 
 MARK = "__course_plain__"  # first item of the tuples that stand for what pickles can't hold
 _SCALARS = (type(None), bool, int, float, complex, str, bytes, torch.dtype, torch.device)
+_MAPPINGS = (dict, collections.OrderedDict, collections.defaultdict)
 _CODE = (types.FunctionType, types.BuiltinFunctionType, types.MethodType, functools.partial, type)
 PLAIN = "plain data (tensors, arrays, numbers and strings, or lists, tuples and dicts of them)"
 
@@ -72,17 +73,23 @@ def _first_problem(x, depth: int) -> str | None:
         plain = kind in (torch.Tensor, nn.Parameter)
         return None if plain else f"a value of type {kind.__name__}, a subclass of torch.Tensor"
     if isinstance(x, np.ndarray | np.generic):
-        if kind.__module__ != "numpy" or x.dtype.hasobject:
-            return f"a value of type {kind.__name__}, not a plain numpy array"
-        return None
+        plain = _plain_numpy(x)
+        return None if plain else f"a value of type {kind.__name__}, not a plain numpy array"
     if kind in (list, tuple) or _record(kind):
         return next(filter(None, (_first_problem(item, depth + 1) for item in x)), None)
-    if kind is dict:
+    if kind in _MAPPINGS:
         items = (p for key, value in x.items() for p in (key, value))
         return next(filter(None, (_first_problem(item, depth + 1) for item in items)), None)
     if _ours(kind):
         return _first_problem(_fields(x), depth + 1)
     return f"a value of type {kind.__name__}, {_kind_of(kind)}"
+
+
+def _plain_numpy(x) -> bool:
+    """A numpy array (not a subclass: ``np.matrix``, ``np.memmap``) or scalar, of numbers."""
+    kind = type(x)
+    array = kind is np.ndarray or (isinstance(x, np.generic) and kind.__module__ == "numpy")
+    return array and not x.dtype.hasobject
 
 
 def _ours(kind: type) -> bool:
@@ -125,11 +132,7 @@ def encode(x, register, depth: int = 0):
         return x.detach().cpu().clone()
     if is_code(x):
         return register(x)
-    if (
-        kind.__module__ == "numpy"
-        and isinstance(x, np.ndarray | np.generic)
-        and not x.dtype.hasobject
-    ):
+    if _plain_numpy(x):
         array = np.ascontiguousarray(x)
         shape = array.shape if kind is np.ndarray else None
         return (MARK, "numpy", array.dtype.str, shape, array.tobytes())
@@ -139,7 +142,7 @@ def encode(x, register, depth: int = 0):
     if _record(kind):  # PyTorch's named results keep their type; any other is a plain tuple
         items = tuple(encode(item, register, depth + 1) for item in x)
         return kind(items) if kind in _named_results() else items
-    if kind is dict:
+    if kind in _MAPPINGS:  # an OrderedDict or a defaultdict crosses as a dict
         return {
             encode(k, register, depth + 1): encode(v, register, depth + 1) for k, v in x.items()
         }
@@ -169,28 +172,48 @@ def dumps(x) -> bytes:
 
 def loads(data: bytes, register) -> object:
     """What :func:`dumps` wrote, read without running any code it names: tensors, containers
-    and PyTorch's own layers; markers become arrays, :class:`NotPlain` or ``register(...)``."""
+    and the PyTorch layers an answer may be; markers become arrays, :class:`NotPlain` or
+    ``register(...)``. A ValueError if it holds more than a million values."""
     with torch.serialization.safe_globals(_allowed()):
         value = torch.load(io.BytesIO(data), weights_only=True)
-    return _decoded(value, register)
+    return _Reader(register).read(value, depth=0)
 
 
-def _decoded(x, register):
-    kind = type(x)
-    if kind is tuple and x and type(x[0]) is str and x[0] == MARK:
-        return _marker(x, register)
-    if kind in (list, tuple):
-        return kind(_decoded(item, register) for item in x)
-    if kind in _named_results():
-        return kind(tuple(_decoded(item, register) for item in x))
-    if kind is dict:
-        return {_decoded(k, register): _decoded(v, register) for k, v in x.items()}
-    if kind in _SCALARS or kind in (torch.Size, torch.Tensor, nn.Parameter) or _builtin_module(x):
-        return x
-    return NotPlain(f"a value of type {kind.__name__}")  # not written by encode: refuse it
+class _Reader:
+    """Walks what ``torch.load`` built: each shared part once (a pickle can share a list a
+    million times in a few bytes), and no more than a million values in all."""
+
+    def __init__(self, register):
+        self.register, self.seen, self.left = register, {}, 1_000_000
+
+    def read(self, x, depth: int):
+        self.left -= 1
+        if self.left < 0 or depth > 50:
+            raise ValueError("a reply with more values, or deeper, than any answer")
+        if id(x) not in self.seen:
+            self.seen[id(x)] = (x, self._read(x, depth))  # x kept alive: its id stays its own
+        return self.seen[id(x)][1]
+
+    def _read(self, x, depth: int):
+        kind, read = type(x), functools.partial(self.read, depth=depth + 1)
+        if kind is tuple and x and type(x[0]) is str and x[0] == MARK:
+            return _marker(x, self)
+        if kind in (list, tuple):
+            return kind(map(read, x))
+        if kind in _named_results():
+            return kind(tuple(map(read, x)))
+        if kind is dict:
+            return {read(k): read(v) for k, v in x.items()}
+        if (
+            kind in _SCALARS
+            or kind in (torch.Size, torch.Tensor, nn.Parameter)
+            or _builtin_module(x)
+        ):
+            return x
+        return NotPlain(f"a value of type {kind.__name__}")  # not written by encode: refuse it
 
 
-def _marker(x, register):
+def _marker(x, reader: _Reader):
     what = x[1]
     if what == "numpy" and len(x) == 5:
         _, _, dtype, shape, data = x
@@ -199,11 +222,11 @@ def _marker(x, register):
     if what == "not plain" and len(x) == 3:
         return NotPlain(str(x[2]))
     if what == "data class" and len(x) == 5:
-        return _data_class(*x[2:], register)
-    return register(x)
+        return _data_class(*x[2:], reader)
+    return reader.register(x)
 
 
-def _data_class(module: str, name: str, fields, register):
+def _data_class(module: str, name: str, fields, reader: _Reader):
     """One of course_lib's data classes, rebuilt from its fields: only a class of course_lib's
     own modules is ever imported for it."""
     try:
@@ -214,23 +237,23 @@ def _data_class(module: str, name: str, fields, register):
     if kind is None or not isinstance(kind, type) or not _ours(kind) or type(fields) is not dict:
         return NotPlain(f"a value of type {name}")
     try:
-        return kind(**{k: _decoded(v, register) for k, v in fields.items()})
+        return kind(**{k: reader.read(v, depth=1) for k, v in fields.items()})
     except TypeError as e:
         return NotPlain(f"a {name} that could not be rebuilt ({e})")
 
 
 @functools.cache
 def _layers() -> frozenset:
-    """PyTorch's own ``nn.Module`` classes, from every module of ``torch.nn.modules``."""
-    found = set()
-    for info in pkgutil.iter_modules(nn.modules.__path__, "torch.nn.modules."):
-        module = importlib.import_module(info.name)
-        found |= {
-            c
-            for c in vars(module).values()
-            if inspect.isclass(c) and issubclass(c, nn.Module) and c.__module__ == info.name
-        }
-    return frozenset(found)
+    """The PyTorch layers an answer may be made of: those of ``nn.TransformerEncoder`` (lesson
+    7's answer) and the plain ones. Each is rebuilt by its own ``__setstate__`` from what the
+    sandbox sends, so the list holds only layers whose state is plain numbers and tensors."""
+    from torch.nn.modules.linear import NonDynamicallyQuantizableLinear
+
+    return frozenset(
+        (nn.Module, nn.Linear, NonDynamicallyQuantizableLinear, nn.LayerNorm, nn.Dropout)
+        + (nn.ReLU, nn.GELU, nn.ModuleList, nn.Sequential, nn.Embedding)
+        + (nn.MultiheadAttention, nn.TransformerEncoderLayer, nn.TransformerEncoder)
+    )
 
 
 @functools.cache

@@ -14,6 +14,10 @@ still a stub, the functions it calls) comes from the sandbox too, through the sa
 
 import functools
 import inspect
+import random
+
+import numpy as np
+import torch
 
 _EMPTY = inspect.Parameter.empty
 
@@ -76,6 +80,32 @@ def stand_in(link, handle, info: dict) -> Learner:
     learner's class), so that a message naming an answer's type reads as in the notebook."""
     kind = str(info.get("type", "function"))
     return _named(kind if kind.isidentifier() else "function")(link, handle, info)
+
+
+def session_state() -> list:
+    """What a call may read and change besides its arguments: the global random states, the
+    default dtype and grad mode. Sent with each call into the sandbox, and back."""
+    return [
+        torch.get_rng_state(),
+        list(np.random.get_state()),
+        random.getstate(),
+        torch.get_default_dtype(),
+        torch.is_grad_enabled(),
+    ]
+
+
+def set_session_state(state) -> None:
+    torch_rng, numpy_rng, python_rng, dtype, grad = state
+    torch.set_rng_state(torch_rng)
+    np.random.set_state(tuple(numpy_rng))
+    random.setstate(_tuples(python_rng))
+    torch.set_default_dtype(dtype)
+    torch.set_grad_enabled(grad)
+
+
+def _tuples(x):
+    """``random.getstate()`` again, after a trip that may have made its tuples lists."""
+    return tuple(_tuples(i) for i in x) if isinstance(x, list | tuple) else x
 
 
 def signature_of(fn) -> list | None:

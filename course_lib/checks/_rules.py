@@ -328,17 +328,19 @@ def course_lib_uses(answers: list, names: list[str], sources=None) -> set[str]:
 
 def written_uses(names: list[str], sources: list[str]) -> set[str]:
     """The course_lib names written inside the ``def`` (or ``class``) that last binds each of
-    ``names`` in the cells: what the cells' text alone says of the answers' code. At grading
-    the grader reads it itself, whatever the sandbox that holds the code reports."""
+    ``names`` in the cells, or in the whole cell where an import or an assignment binds it:
+    what the cells' text alone says of the answers' code. At grading the grader reads it
+    itself, whatever the sandbox that holds the code reports."""
     trees = [t for t in map(parse, sources) if t is not None]
     found = set()
     for name in names:
         last = next((i for i in reversed(range(len(trees))) if name in binds(trees[i])), None)
+        if last is None:
+            continue
         kinds = ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
-        for node in trees[last].body if last is not None else []:
-            if isinstance(node, kinds) and node.name == name:
-                tree = ast.Module(body=[node], type_ignores=[])
-                found |= cell_uses(tree, course_lib_aliases(trees[: last + 1]))
+        defs = [n for n in trees[last].body if isinstance(n, kinds) and n.name == name]
+        tree = ast.Module(body=defs, type_ignores=[]) if defs else trees[last]
+        found |= cell_uses(tree, course_lib_aliases(trees[: last + 1]))
     return {n for n in found if _ours(n)}
 
 

@@ -169,8 +169,8 @@ def autograde(course_dir: Path, arguments: list[str]) -> int:
     if not sandbox.available():
         print(UNSANDBOXED, file=sys.stderr)
         return 2
-    if why := _cannot_start():
-        print(f"bubblewrap is installed but cannot start a sandbox here: {why}", file=sys.stderr)
+    if why := sandbox.cannot_start():
+        print(why, file=sys.stderr)
         return 2
     if links := _links(course_dir / "submitted"):
         print(LINKED + "".join(f"\n  {link}" for link in links), file=sys.stderr)
@@ -187,15 +187,6 @@ def autograde(course_dir: Path, arguments: list[str]) -> int:
         env["PATH"] = f"{nbgrader.parent}{os.pathsep}{env.get('PATH', '')}"
         command = [str(nbgrader), "autograde", *arguments]
         return subprocess.run(command, cwd=course_dir, env=env).returncode
-
-
-def _cannot_start() -> str | None:
-    """Why the sandbox does not start on this machine (where namespaces are not allowed, as in
-    many containers), or None: found out once, before nbgrader gives every notebook 0."""
-    with tempfile.TemporaryDirectory(prefix="autograde-") as folder:
-        command = sandbox.command([sys.executable, "-c", "pass"], Path(folder))
-        done = subprocess.run(command, capture_output=True, text=True, timeout=120)
-    return (done.stderr.strip() or f"exit status {done.returncode}") if done.returncode else None
 
 
 def _links(folder: Path) -> list[Path]:

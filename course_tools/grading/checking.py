@@ -33,14 +33,15 @@ from pathlib import Path
 import cloudpickle
 
 from course_lib.checks import FAILED, NOT_DONE
-from course_lib.checks._plain import loads
-from course_lib.checks._remote import Learner, Stopped, stand_in
+from course_lib.checks._plain import NotPlain, loads
+from course_lib.checks._remote import Learner, Stopped, session_state, set_session_state, stand_in
 from course_lib.lesson_format import choice_letter
 
 from . import sandbox
 from .inside import write_frame
 
-MAX_FRAME = 1 << 30  # a reply larger than this is refused (the learner's own output can't be)
+# A reply larger than this is refused: the largest answer, lesson 7's PyTorch encoder, is 76 MB.
+MAX_FRAME = 256 << 20
 
 
 class Lost(RuntimeError):
@@ -50,10 +51,11 @@ class Lost(RuntimeError):
 class Link:
     """The grader's end of a submission's sandbox server: requests in, plain data out.
 
-    ``sandboxed`` False runs the server as a plain process (``--no-sandbox``)."""
+    ``sandboxed`` False runs the server as a plain process (``--no-sandbox``); ``timeout`` is
+    how long a reply may take."""
 
-    def __init__(self, folder: Path, sandboxed: bool = True):
-        self.folder, self.sandboxed, self.process = folder, sandboxed, None
+    def __init__(self, folder: Path, sandboxed: bool = True, timeout: float = 120):
+        self.folder, self.sandboxed, self.timeout, self.process = folder, sandboxed, timeout, None
         self.stand_ins = {}  # handle -> its stand-in: one object for one function of the learner's
 
     def __enter__(self):
@@ -101,11 +103,14 @@ class Link:
         pickler.dump(request)
         try:
             write_frame(self.process.stdin, buffer.getvalue())
-            frame = _read_reply(self.process.stdout)
+            frame = _read_reply(self.process.stdout, self.timeout)
+            reply = loads(frame, self._stand_in)
         except (OSError, ValueError) as e:
             self.stop()
             raise Lost(f"the sandbox stopped answering ({e})") from None
-        reply = loads(frame, self._stand_in)
+        except Exception as e:  # what torch.load refuses: the reply is not plain data
+            self.stop()
+            raise Lost(f"the sandbox's reply is not plain data ({type(e).__name__})") from None
         if isinstance(reply, dict) and "failed" in reply:
             raise RuntimeError(f"the sandbox could not do it: {reply['failed']}")
         return reply
@@ -118,24 +123,40 @@ class Link:
         return None
 
     def value(self, data: bytes):
-        return loads(data, self._stand_in)
+        """One value of a reply; what is not plain data stands as such (and fails its check)."""
+        try:
+            return loads(data, self._stand_in)
+        except Exception as e:
+            return NotPlain(f"data that could not be read as plain data ({type(e).__name__})")
 
     def answers(self, names: list[str]) -> dict:
-        """name -> the answer (plain data or a stand-in), or {"error": why} if it has none."""
-        found = self.request(op="answers", names=list(names))
-        return {n: v if isinstance(v, dict) else self.value(v) for n, v in found.items()}
+        """name -> the answer (plain data or a stand-in), or {"error": why} if it could not be
+        read; a name the notebook left undefined is left out. One request each: an answer
+        whose loading stops the server costs only its own exercises."""
+        found = {}
+        for name in names:
+            try:
+                reply = self.request(op="answers", names=[name])
+            except Lost as e:
+                reply = {name: {"error": str(e)}}
+            if isinstance(reply, dict) and name in reply:
+                value = reply[name]
+                found[name] = value if isinstance(value, dict) else self.value(value)
+        return found
 
     def call(self, handle, args, kwargs, then=None):
         """Call the learner's function ``handle`` in the sandbox (``Learner``, ``_core.call``)."""
-        state = _random_state()
+        state = session_state()
         grads = [_grads_of(a) for a in args]  # pickles leave .grad behind; a check may set it
         try:
             reply = self._call(handle, args, kwargs, then, state, grads)
+            if not isinstance(reply, dict) or not {"arguments", "state"} <= set(reply):
+                raise Lost("a reply without the call's parts")
         except Lost:
             raise Stopped() from None
         for arg, after in zip(args, self.value(reply["arguments"]), strict=True):
             _copy_back(arg, after)
-        _set_random_state(self.value(reply["state"]))
+        set_session_state(self.value(reply["state"]))
         if "raised" in reply:
             raise _rebuilt(reply["raised"])
         return self.value(reply["returned"])
@@ -167,17 +188,28 @@ def _handle_of(obj):
     return ("learner", obj.handle) if isinstance(obj, Learner) else None
 
 
-def _read_reply(stream) -> bytes:
-    head = stream.read(8)
-    if len(head) < 8:
-        raise ValueError("no reply")
-    size = int.from_bytes(head, "big")
+def _read_reply(stream, timeout: float) -> bytes:
+    """One reply frame, within ``timeout`` seconds: a server that sends nothing, or sends a
+    byte a minute, costs the grader no more than that."""
+    fd, deadline = stream.fileno(), time.monotonic() + timeout
+    size = int.from_bytes(_read_exactly(fd, 8, deadline), "big")
     if size > MAX_FRAME:
         raise ValueError(f"a reply of {size} bytes")
-    data = stream.read(size)
-    if len(data) < size:
-        raise ValueError("a reply cut short")
-    return data
+    return _read_exactly(fd, size, deadline)
+
+
+def _read_exactly(fd: int, n: int, deadline: float) -> bytes:
+    chunks, got = [], 0
+    while got < n:
+        left = deadline - time.monotonic()
+        if left <= 0 or not select.select([fd], [], [], left)[0]:
+            raise ValueError("no reply in time")
+        chunk = os.read(fd, min(n - got, 1 << 20))
+        if not chunk:
+            raise ValueError("no reply")
+        chunks.append(chunk)
+        got += len(chunk)
+    return b"".join(chunks)
 
 
 def _one_thread() -> dict:
@@ -205,39 +237,6 @@ def _rebuilt(raised: dict) -> Exception:
     error.described = str(raised.get("described", ""))
     error.stub, error.own = bool(raised.get("stub")), bool(raised.get("own"))
     return error
-
-
-def _random_state():
-    import random
-
-    import numpy as np
-    import torch
-
-    return [
-        torch.get_rng_state(),
-        list(np.random.get_state()),
-        random.getstate(),
-        torch.get_default_dtype(),
-        torch.is_grad_enabled(),
-    ]
-
-
-def _set_random_state(state) -> None:
-    import random
-
-    import numpy as np
-    import torch
-
-    torch_rng, numpy_rng, python_rng, dtype, grad = state
-    torch.set_rng_state(torch_rng)
-    np.random.set_state(tuple(numpy_rng))
-    random.setstate(_tuples(python_rng))
-    torch.set_default_dtype(dtype)
-    torch.set_grad_enabled(grad)
-
-
-def _tuples(x):
-    return tuple(_tuples(i) for i in x) if isinstance(x, list | tuple) else x
 
 
 def _grads_of(arg):
@@ -395,4 +394,5 @@ def evaluate(
         results[exercise.id] = isolated(task, timeout)
         if results[exercise.id].get("trouble") or link.ended():  # killed, or left mid-request
             link.stop()
+            link.start()  # here, not in the next exercise's child, where it would end with it
     return results

@@ -71,7 +71,7 @@ def grade(
         with tempfile.TemporaryDirectory(prefix="grade-") as tmp:
             folder = Path(tmp) / "submission"  # the sandbox's only writable folder
             folder.mkdir()
-            with Link(folder, sandboxed) as link:
+            with Link(folder, sandboxed, timeout) as link:
                 link.start()
                 ran = execution.run(nb, folder, names, timeout, sandboxed)
                 graded.problems += ran.problems

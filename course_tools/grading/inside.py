@@ -13,8 +13,8 @@ import base64
 import builtins
 import dataclasses
 import json
+import os
 import pickle
-import random
 import struct
 import sys
 from pathlib import Path
@@ -48,6 +48,7 @@ class Server:
         self.np, self.torch, self.exercises = np, torch, EXERCISES
         self.core, self.plain, self.remote = _core, _plain, _remote
         self.folder, self.objects, self.loaded, self.sources = folder, {}, None, {}
+        self.id = os.urandom(4).hex()
 
     # Handles: an answer is "answer:NAME" (the same after a restart), anything else a number.
 
@@ -76,8 +77,9 @@ class Server:
     def register(self, obj, handle=None):
         """A marker for ``obj``, which stays here; the same object keeps the same handle, so
         that a check comparing two of the learner's functions finds them the same."""
-        if handle is None:
-            handle = next((h for h, o in self.objects.items() if o is obj), len(self.objects))
+        if handle is None:  # this server's own: a handle from an earlier server is unknown
+            new = f"{self.id}-{len(self.objects)}"
+            handle = next((h for h, o in self.objects.items() if o is obj), new)
         self.objects[handle] = obj
         info = {
             "name": getattr(obj, "__name__", type(obj).__name__),
@@ -121,7 +123,7 @@ class Server:
                     p.grad = g
             elif isinstance(arg, self.torch.Tensor) and grad is not None:
                 arg.grad = grad
-        self.set_state(state)
+        self.remote.set_session_state(state)
         reply = {}
         try:
             result = fn(*args, **kwargs)
@@ -130,7 +132,9 @@ class Server:
         except BaseException as e:  # read without this frame, as _core.call reads it in a notebook
             reply["raised"] = self.raised(fn, e.with_traceback(e.__traceback__.tb_next))
         reply["arguments"] = self.plain.dumps([self.state_of(a) for a in args])
-        reply["state"] = self.plain.dumps(self.plain.encode(self.get_state(), self.register))
+        reply["state"] = self.plain.dumps(
+            self.plain.encode(self.remote.session_state(), self.register)
+        )
         return reply
 
     def raised(self, fn, e: BaseException) -> dict:
@@ -172,24 +176,6 @@ class Server:
             return [self.state_of(item) for item in x]
         return None
 
-    def get_state(self):
-        torch, np = self.torch, self.np
-        return [
-            torch.get_rng_state(),
-            list(np.random.get_state()),
-            random.getstate(),
-            torch.get_default_dtype(),
-            torch.is_grad_enabled(),
-        ]
-
-    def set_state(self, state) -> None:
-        torch_rng, numpy_rng, python_rng, dtype, grad = state
-        self.torch.set_rng_state(torch_rng)
-        self.np.random.set_state(tuple(numpy_rng))
-        random.setstate(python_rng)
-        self.torch.set_default_dtype(dtype)
-        self.torch.set_grad_enabled(grad)
-
 
 class _Requests(pickle.Unpickler):
     """The grader's pickles, with its stand-ins for the learner's objects put back."""
@@ -207,9 +193,12 @@ class _Requests(pickle.Unpickler):
 def serve(folder: Path, stdin=None, stdout=None) -> None:
     """Answer requests from ``stdin`` on ``stdout`` (binary streams; by default this process's
     standard input and output) until the grader closes ``stdin``."""
+    if stdout is None:  # the frames get a descriptor of their own; what the learner's code
+        stdout = os.fdopen(os.dup(1), "wb")  # writes to 1, from Python or C, goes to stderr
+        os.dup2(2, 1)
+    sys.stdout = sys.stderr
     server = Server(folder)
-    stdin, stdout = stdin or sys.stdin.buffer, stdout or sys.stdout.buffer
-    sys.stdout = sys.stderr  # what the learner's code prints must not corrupt the frames
+    stdin = stdin or sys.stdin.buffer
     while (frame := read_frame(stdin)) is not None:
         request = _Requests(frame, server).load()
         op = request.pop("op")

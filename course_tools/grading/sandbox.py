@@ -7,12 +7,13 @@ of its own for the process:
 - read-only: the system (``/usr``, ``/etc``), this Python and its packages, and the course's
   ``course_lib`` and ``course_tools``, nothing else of the course folder: no ``solutions/``,
   ``tests/``, ``points.toml``, other submissions or grades;
-- writable: one private folder holding a copy of the submission, and an empty ``/tmp``;
+- writable: one private folder holding a copy of the submission, an empty ``/tmp`` and, for
+  a kernel, a fresh folder of its own for its sockets and connection file;
 - its own process, IPC, network (loopback only), host-name and cgroup namespaces: it sees no
   other process, reaches no network, and everything it started is killed when it ends.
 
-Inside, the code runs as an unprivileged user (one of its own when the grader runs as root), under
-``prlimit``'s limits on CPU time, memory, file size and processes; the caller adds the
+Inside, the code runs as an unprivileged user (one of its own when the grader runs as root),
+under ``prlimit``'s limits on CPU time, memory, file size and processes; the caller adds the
 wall-clock limit. Where bubblewrap is missing the grader refuses to run student code unless
 the instructor passes ``--no-sandbox``, whose help names the risk (:func:`missing`).
 """
@@ -20,13 +21,16 @@ the instructor passes ``--no-sandbox``, whose help names the risk (:func:`missin
 import itertools
 import os
 import shutil
+import subprocess
 import sys
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 # When the grader runs as root, each sandbox runs as a user of its own, with no name and no
-# rights: its process limit is its own, and no two sandboxes can signal or starve each other.
-FIRST_UID, UIDS = 200_000, 100_000
+# rights, so that its process limit is its own: a block of 100 for each grading process, far
+# above the users and the subordinate ids (/etc/subuid) a system hands out.
+FIRST_UID, UIDS = 1_000_000_000, 100_000
 _started = itertools.count()
 INSTALL = "sudo apt-get install bubblewrap (Debian, Ubuntu) or sudo dnf install bubblewrap"
 
@@ -54,6 +58,20 @@ def missing() -> str:
         "your own rights: a notebook could then read the solutions and other students' work, "
         "and change or delete your files and grades."
     )
+
+
+def cannot_start() -> str | None:
+    """Why the sandbox does not start on this machine (bubblewrap missing, or namespaces not
+    allowed, as in many containers), or None: found out once, before every notebook fails."""
+    if not available():
+        return missing()
+    with tempfile.TemporaryDirectory(prefix="sandbox-") as folder:
+        probe = command([sys.executable, "-c", "pass"], Path(folder))
+        done = subprocess.run(probe, capture_output=True, text=True, timeout=120)
+    if done.returncode == 0:
+        return None
+    why = done.stderr.strip() or f"exit status {done.returncode}"
+    return f"bubblewrap is installed but cannot start a sandbox here: {why}"
 
 
 def course_root() -> Path:
@@ -98,21 +116,24 @@ def command(
             system += ["--ro-bind", str(target), str(target)]
     wrapped = ["bwrap", "--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts"]
     wrapped += ["--unshare-cgroup-try", "--die-with-parent", "--new-session", *system]
-    wrapped += ["--proc", "/proc", "--dev", "/dev", "--perms", "01777", "--tmpfs", "/tmp"]
+    wrapped += ["--proc", "/proc", "--dev", "/dev", "--perms", "01777"]
+    wrapped += ["--size", str(limits.file_bytes * 2), "--tmpfs", "/tmp"]  # memory, so bounded
     wrapped += _parents([*binds, *writable])
     for path in binds:
         wrapped += ["--ro-bind", str(path), str(path)]
     for path in writable:
         wrapped += ["--bind", str(path), str(path)]
     wrapped += ["--chdir", str(workdir), "--clearenv", *_environment(workdir)]
-    if os.geteuid() == 0:  # root inside would be root outside: drop to a user of its own
-        uid = FIRST_UID + (os.getpid() * 97 + next(_started)) % UIDS
+    if os.geteuid() != 0:  # a user namespace of its own, where its processes count alone
+        wrapped.insert(1, "--unshare-user")  # (Linux 5.14 and later count them per namespace)
+    else:  # root inside would be root outside: drop to a user of its own
+        uid = FIRST_UID + (os.getpid() % (UIDS // 100)) * 100 + next(_started) % 100
         for path in writable:
             _hand_over(path, uid)
         wrapped += ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups"]
         wrapped += ["--inh-caps=-all", "--bounding-set=-all"]
     wrapped += ["prlimit", f"--cpu={limits.cpu_seconds}", f"--as={limits.memory_bytes}"]
-    wrapped += [f"--fsize={limits.file_bytes}", f"--nproc={_processes(limits.processes)}"]
+    wrapped += [f"--fsize={limits.file_bytes}", f"--nproc={limits.processes}"]
     wrapped += ["--core=0", "--", *argv]
     return wrapped
 
@@ -123,20 +144,6 @@ def _hand_over(folder: Path, uid: int) -> None:
     for parent, folders, files in os.walk(folder):
         for name in folders + files:
             os.chown(os.path.join(parent, name), uid, uid, follow_symlinks=False)
-
-
-def _processes(allowed: int) -> int:
-    """RLIMIT_NPROC counts every process of the user, sandboxed or not: allow ``allowed``
-    more than the user runs now (none, for a sandbox's own user)."""
-    if os.geteuid() == 0:
-        return allowed
-    mine = 0
-    for entry in Path("/proc").iterdir():
-        try:
-            mine += entry.name.isdigit() and entry.stat().st_uid == os.geteuid()
-        except OSError:  # a process that ended meanwhile
-            continue
-    return mine * 32 + allowed  # its threads count too: a generous 32 per process
 
 
 def _environment(workdir: Path) -> list[str]:
