@@ -268,4 +268,5 @@ def _allowed() -> list:
     """What ``loads`` may build besides tensors: PyTorch's layers and the activations they hold."""
     functional = nn.functional
     activations = [getattr(functional, n) for n in ("relu", "gelu", "silu", "tanh", "sigmoid")]
-    return [*_layers(), *activations, *_named_results()]
+    # A layer's state holds a set (of its non-persistent buffers); torch < 2.6 asks for it.
+    return [*_layers(), *activations, *_named_results(), set]

@@ -84,7 +84,8 @@ class Link:
     def _start(self):
         argv = [sys.executable, "-P", "-m", "course_tools.grading.inside", "serve"]
         command = sandbox.command(argv, self.folder) if self.sandboxed else argv
-        environment = None if self.sandboxed else {**os.environ, **_one_thread()}
+        here = os.pathsep.join(filter(None, [str(sandbox.course_root()), os.getenv("PYTHONPATH")]))
+        environment = None if self.sandboxed else os.environ | _one_thread() | {"PYTHONPATH": here}
         self.process = subprocess.Popen(
             command,
             cwd=self.folder,
