@@ -38,6 +38,7 @@ from course_lib.checks._remote import Learner, Stopped, session_state, set_sessi
 from course_lib.lesson_format import choice_letter
 
 from . import sandbox
+from .execution import ONE_THREAD
 from .inside import write_frame
 
 # A reply larger than this is refused: the largest answer, lesson 7's PyTorch encoder, is 76 MB.
@@ -85,7 +86,7 @@ class Link:
         argv = [sys.executable, "-P", "-m", "course_tools.grading.inside", "serve"]
         command = sandbox.command(argv, self.folder) if self.sandboxed else argv
         here = os.pathsep.join(filter(None, [str(sandbox.course_root()), os.getenv("PYTHONPATH")]))
-        environment = None if self.sandboxed else os.environ | _one_thread() | {"PYTHONPATH": here}
+        environment = None if self.sandboxed else os.environ | ONE_THREAD | {"PYTHONPATH": here}
         self.process = subprocess.Popen(
             command,
             cwd=self.folder,
@@ -211,12 +212,6 @@ def _read_exactly(fd: int, n: int, deadline: float) -> bytes:
         chunks.append(chunk)
         got += len(chunk)
     return b"".join(chunks)
-
-
-def _one_thread() -> dict:
-    from .execution import ONE_THREAD
-
-    return ONE_THREAD
 
 
 def _rebuilt(raised: dict) -> Exception:
