@@ -2,7 +2,7 @@
 # (lab, update, restore, and the set-up they share with the rest) are in learner.mk.
 include learner.mk
 
-.PHONY: sandbox-tool test test-sandbox test-answers test-versions test-portable test-sweep test-mutants test-graders graders-env autograde e2e site site-solutions lint format solutions lessons checkpoint validate grade release nbgrader otter bench clean
+.PHONY: stored sandbox-tool test test-sandbox test-answers test-versions test-portable test-sweep test-mutants test-graders graders-env autograde e2e site site-solutions lint format solutions lessons checkpoint validate grade release nbgrader otter bench clean
 
 # Notebook tests: the kernel runs in this environment; memory addresses are masked.
 NBVAL := --nbval-current-env --nbval-cell-timeout=300 --nbval-sanitize-with tests/nbval_sanitize.cfg
@@ -93,6 +93,9 @@ lessons: $(VENV)/.tools    ## regenerate lessons/ from solutions/
 
 checkpoint: $(VENV)/.learner ## retrain lesson 7's shipped translator (deterministic: one thread, seed 0)
 	$(BIN)/python -m course_lib.pretrained
+
+stored: $(VENV)/.tools     ## record the demonstrations a graded run replays (course_lib/stored/)
+	$(BIN)/python -m course_tools.authoring record
 
 validate: $(VENV)/.tools sandbox-tool ## solutions pass every check, lessons none: make validate [LESSON=03]
 	$(BIN)/python -m course_tools.grade --validate $(LESSON) --jobs 2

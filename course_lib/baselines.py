@@ -15,6 +15,7 @@ from torch import nn
 
 from . import _validate
 from .devices import device_of, synchronize
+from .replay import replayable
 
 
 def _sizes(**sizes) -> None:
@@ -250,6 +251,7 @@ class BiLSTMEncoder(nn.Module):
         return output
 
 
+@replayable
 def mean_forward_seconds(model: nn.Module, n: int, repeats: int = 2, batch: int = 4) -> float:
     """Lab L1.B's timing: seconds per forward pass of a text encoder on ``(batch, n)`` token ids.
 

@@ -55,6 +55,7 @@ def show(alt: str, fig=None) -> None:
     from IPython.display import display
     from matplotlib.figure import Figure
 
+    from .replay import graded
     from .widgets._display import figure_png, image_bundle
 
     if fig is None:
@@ -63,6 +64,10 @@ def show(alt: str, fig=None) -> None:
         fig = plt.gcf()
     elif not isinstance(fig, Figure):
         raise TypeError(f"fig must be a matplotlib Figure; got {type(fig).__name__}")
+    if graded():  # a grader reads the answers, not the pictures: no drawing, the words stay
+        plt.close(fig)
+        print(alt)
+        return
     try:
         png = figure_png(fig, dpi=fig.dpi)
     finally:

@@ -51,6 +51,7 @@ Commands (run from the repository root)::
 import argparse
 import ast
 import json
+import os
 import re
 import sys
 from pathlib import Path
@@ -413,12 +414,34 @@ def execute(path: Path, timeout: int = 600) -> None:
     nbformat.write(nb, path)
 
 
+def record(paths: list[Path]) -> list[Path]:
+    """Run the solution notebooks as a grader runs them, with ``course_lib.replay`` recording,
+    afresh: what each replayable demonstration returns there (lesson 7's on the shipped
+    checkpoint), for graded runs to replay. The notebooks are not saved."""
+    from nbclient import NotebookClient
+
+    from course_lib import replay
+
+    for old in replay.STORED.glob("*.pt"):
+        old.unlink()
+    os.environ[replay.RECORD] = os.environ[replay.GRADING] = "1"  # the kernels inherit them
+    try:
+        for path in paths:
+            print(f"recording the demonstrations of {path}", flush=True)
+            nb = sources.build(sources.source_of(path))
+            resources = {"metadata": {"path": str(path.parent)}}
+            NotebookClient(nb, timeout=600, kernel_name="python3", resources=resources).execute()
+    finally:
+        del os.environ[replay.RECORD], os.environ[replay.GRADING]
+    return sorted(replay.STORED.glob("*.pt"))
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m course_tools.authoring", description=__doc__.split("\n")[0]
     )
     parser.add_argument(
-        "command", choices=["execute", "lessons", "check", "format", "rules", "links"]
+        "command", choices=["execute", "record", "lessons", "check", "format", "rules", "links"]
     )
     parser.add_argument(
         "notebooks",
@@ -438,6 +461,10 @@ def main(argv=None) -> int:
         for path in chosen or every:
             print(f"executing {sources.source_of(path)} -> {path}", flush=True)
             execute(path)
+        return 0
+    if args.command == "record":
+        for path in record(chosen or every):
+            print(f"wrote {path}")
         return 0
     if args.command == "format":
         for path in chosen or every:

@@ -51,6 +51,7 @@ from course_lib.model import (
 )
 from course_lib.positional import PositionalEncoding, sinusoidal_encoding
 from course_lib.pretrained import RECIPE, load_pretrained, new_model
+from course_lib.replay import graded
 from course_lib.training import (
     History,
     label_smoothed_cross_entropy,
@@ -342,7 +343,7 @@ notebook.show(
 # **On a GPU.** `DEVICE = "cuda"` (an NVIDIA GPU) or `"mps"` (Apple silicon) trains and translates there; the next cell says which devices this machine has. Everything below works the same, since `course_lib` computes on the device of the model it is given. What changes: the last bits of every result (a GPU sums in another order, and not always in the same order twice, so two runs differ slightly), and probably not the speed: this tiny model's steps are too small to keep a GPU busy, which pays off at the paper's sizes. The lesson stays on the CPU by default, where a run can be repeated bit for bit.
 
 # %% id="a55423be"
-TRAIN_LIVE = True
+TRAIN_LIVE = not graded()  # a grader loads the checkpoint: it grades your answers, not this
 DEVICE = "cpu"  # or "cuda" / "mps", where this machine has one (see above)
 
 # %% id="1d808780" tags=["nbval-ignore-output"]

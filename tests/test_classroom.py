@@ -5,6 +5,7 @@ runs the real tools on them (``make test-graders``).
 """
 
 import ast
+import asyncio
 import os
 import re
 import sys
@@ -16,6 +17,7 @@ import pytest
 
 from course_lib.checks import EXERCISES, check
 from course_lib.lesson_format import ANSWER_PROMPT, STUB_COMMENT
+from course_lib.replay import GRADING
 from course_tools.classroom import nbgrader_course, otter_assignments
 from course_tools.classroom.__main__ import main
 from course_tools.classroom.parts import ANSWER, CHECK, checked_exercise, parts, require_call
@@ -191,25 +193,33 @@ def _run_config(text: str, path: str) -> _Config:
     return found["c"]
 
 
+class _Execute:
+    async def async_start_new_kernel(self, **kwargs):
+        return kwargs
+
+
 class _Autograde:  # nbgrader's, as far as the configuration reads it
     @staticmethod
     def class_traits():
-        default = ["Execute", "SaveAutoGrades"]
+        default = [_Execute, "SaveAutoGrades"]
         return {"autograde_preprocessors": types.SimpleNamespace(default=lambda: default)}
 
 
 def test_the_nbgrader_config_sets_the_course_its_stubs_and_lesson_7s_cell_limit(monkeypatch):
     converters = types.ModuleType("nbgrader.converters")
     converters.Autograde = _Autograde
+    preprocessors = types.ModuleType("nbgrader.preprocessors")
+    preprocessors.Execute = _Execute
     monkeypatch.setitem(sys.modules, "nbgrader", types.ModuleType("nbgrader"))
     monkeypatch.setitem(sys.modules, "nbgrader.converters", converters)
+    monkeypatch.setitem(sys.modules, "nbgrader.preprocessors", preprocessors)
     monkeypatch.setattr(os, "environ", dict(os.environ))  # the configuration sets variables
     c = _run_config(nbgrader_course.config("ml-101"), "/srv/course/nbgrader_config.py")
-    assert c.Autograde.autograde_preprocessors == [
-        nbgrader_course.RequireChecks,
-        "Execute",
-        "SaveAutoGrades",
-    ]
+    first, execute, last = c.Autograde.autograde_preprocessors
+    assert (first, last) == (nbgrader_course.RequireChecks, "SaveAutoGrades")
+    # autograde's kernels, and only they, know they run under a grader
+    assert issubclass(execute, _Execute) and GRADING not in os.environ
+    assert asyncio.run(execute().async_start_new_kernel(cwd="x"))["env"][GRADING] == "1"
     assert c.Exchange.root == "/srv/course/exchange"  # not a system-wide folder
     assert os.environ["OMP_NUM_THREADS"] == "1"
     assert c.CourseDirectory.course_id == "ml-101"

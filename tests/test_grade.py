@@ -28,16 +28,14 @@ from course_lib.attention import scaled_dot_product_attention
 from course_lib.checks import check
 from course_lib.masks import causal_mask"""
 ANSWER = "Without the mask each position reads the next token, so training teaches copying."
-# Passes in the notebook, but stops the process that checks it anywhere else.
+# Passes in the notebook, but stops the process that serves the grader, wherever it is.
 KILLS_THE_GRADER = """\
 import os
 import sys
 
-NOTEBOOK_PID = os.getpid()
-
 
 def make_padding_mask(tokens, pad_id):
-    if os.getpid() != NOTEBOOK_PID or "ipykernel" not in sys.modules:
+    if "course_tools.grading.inside" in sys.modules or "ipykernel" not in sys.modules:
         os._exit(3)
     return (tokens != pad_id)[:, None, None, :]"""
 TIMEOUT = 10  # seconds per cell: the endless loop costs this much

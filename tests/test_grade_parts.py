@@ -170,7 +170,7 @@ def test_a_kernel_has_one_thread_even_when_the_first_cell_fails(tmp_path):
     ran = execution.run(nb, tmp_path, ["threads"], timeout=60)
     assert ran.problems[0].startswith("cell 1 (`import not_a_module`) raised ModuleNotFound")
     exported = json.loads((tmp_path / "answers.json").read_text(encoding="utf-8"))
-    blob = base64.b64decode(exported["threads"]["pickle"])
+    blob = (tmp_path / exported["threads"]["file"]).read_bytes()
     assert cloudpickle.loads(blob) == 1  # set before the kernel started, not by a cell
 
 
@@ -211,7 +211,6 @@ def test_isolated_child_cannot_patch_the_parent():
 
 
 def test_check_one_reports_missing_names_and_flags_references(tmp_path):
-    import base64
     import json
 
     import cloudpickle
@@ -347,17 +346,23 @@ def test_a_reply_that_is_not_plain_data_runs_nothing_and_is_refused(tmp_path):
     forged = io.BytesIO()
     torch.save({"x": _RunsACommand()}, forged)
     link = Link(tmp_path, sandboxed=False)
-    link.process = _Replying(len(forged.getvalue()).to_bytes(8, "big") + forged.getvalue())
+    _replying(link, len(forged.getvalue()).to_bytes(8, "big") + forged.getvalue())
     with pytest.raises(Lost, match="not plain data"):
         link.request(op="answers", names=["x"])
     assert isinstance(link.value(forged.getvalue()), NotPlain)
     assert not Path("/tmp/a-reply-was-run").exists()
-    link.process = _Replying((1 << 40).to_bytes(8, "big"))  # a reply too large to read
+    _replying(link, (1 << 40).to_bytes(8, "big"))  # a reply too large to read
     with pytest.raises(Lost, match="a reply of"):
         link.request(op="answers", names=["x"])
-    link.process, link.timeout = _Replying(b"\x00\x00"), 1  # half a frame, then nothing
+    _replying(link, b"\x00\x00")  # half a frame, then nothing
+    link.timeout = 1
     with pytest.raises(Lost, match="no reply"):
         link.request(op="answers", names=["x"])
+
+
+def _replying(link: Link, frame: bytes) -> None:
+    link.process = _Replying(frame)
+    link.requests, link.replies = link.process.stdin, link.process.stdout
 
 
 @pytest.mark.parametrize(

@@ -12,12 +12,14 @@ token accuracy over positions 2 to L, and at the first predicted position.
 import torch
 
 from ..baselines import evaluate_seq2seq, reversal_data
+from ..replay import replayable
 from . import Bound, Experiment
 from .reversal import LENGTH, N_TRAIN, test_data, train_model
 
 ORDERS = {"reverse": lambda src: src.flip(1), "copy": lambda src: src.clone()}
 
 
+@replayable
 def train_vanilla(order: str, seed: int = 0):
     """The vanilla model trained on the lab's sequences in ``order`` ("reverse" or "copy");
     for "reverse" it is the lab's own vanilla model (:func:`.reversal.train_pair`)."""

@@ -17,6 +17,7 @@ from ..decoding import greedy_decode
 from ..devices import device_of
 from ..masks import target_mask
 from ..model import Transformer, TransformerConfig
+from ..replay import replayable
 from . import Bound, Experiment
 
 STEPS, WARMUP, TAIL = 200, 50, 50  # the last TAIL steps' losses are averaged
@@ -67,6 +68,7 @@ def generation_accuracy(model, test_pairs) -> float:
     return (out[:, : tgt.shape[1]] == tgt).all(dim=1).float().mean().item()
 
 
+@replayable
 def run(seed: int = 0) -> dict:
     """Train both decoders from ``seed``; returns their tail losses and generation accuracies."""
     train_pairs = copy_task(3_000, seq_len=8, n_symbols=10, reverse=True, seed=seed)

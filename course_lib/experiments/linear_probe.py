@@ -13,6 +13,7 @@ from ..corpus import translation_corpus
 from ..data import PAD_ID, collate
 from ..devices import device_of
 from ..pretrained import Translator, load_pretrained
+from ..replay import replayable
 from . import Bound, Experiment
 
 
@@ -45,6 +46,7 @@ def accuracy(model, ids, labels) -> float:
         return (model(ids).argmax(-1) == labels).float().mean().item()
 
 
+@replayable
 def fit_head(model: SentenceClassifier, ids, labels, steps: int = 60, lr: float = 1e-2):
     """Adam on the head's parameters only; the encoder stays as it is."""
     optimizer = torch.optim.Adam(model.head.parameters(), lr=lr)

@@ -14,6 +14,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from ..model import EncoderLayer, TransformerConfig
+from ..replay import replayable
 from . import Bound, Experiment
 
 STEPS, TAIL, CHANCE = 60, 20, math.log(10)
@@ -46,6 +47,7 @@ class TinyEncoder(nn.Module):
         return self.out(self.norm(h))
 
 
+@replayable
 def train_high_lr(norm_first: bool, lr: float = 3e-3, steps: int = STEPS, seed: int = 0):
     """Train a :class:`TinyEncoder` to output the previous token; returns every step's loss."""
     model = TinyEncoder(norm_first, seed=seed)

@@ -10,6 +10,7 @@ copies (the symbol being copied, or the one just after it).
 import torch
 
 from ..baselines import Seq2Seq, evaluate_seq2seq, reversal_data, train_seq2seq
+from ..replay import replayable
 from . import Bound, Experiment
 
 LENGTH, N_TRAIN, N_TEST, EPOCHS = 12, 2_000, 500, 6
@@ -28,6 +29,7 @@ def train_model(src, tgt, *, attention: bool, seed: int = 0) -> Seq2Seq:
     return model
 
 
+@replayable
 def train_pair(seed: int = 0) -> dict:
     """The vanilla and the attention model, both from ``seed``, trained with the reduced recipe."""
     train_src, train_tgt = reversal_data(N_TRAIN, LENGTH, seed=seed)

@@ -10,9 +10,11 @@ import math
 import numpy as np
 import torch
 
+from ..replay import replayable
 from . import Bound, Experiment
 
 
+@replayable
 def sample_dots(d_k: int, n: int = 200_000, *, generator=None, chunk: int = 20_000):
     """``n`` dot products of random pairs with unit-variance components (drawn in chunks)."""
     parts = []

@@ -9,6 +9,7 @@ Measured on 1,000 fresh sequences.
 import torch
 
 from ..head_task import HeadTaskModel, accuracy, head_weights, make_batch, relation_weights, train
+from ..replay import replayable
 from . import Bound, Experiment
 
 
@@ -37,6 +38,7 @@ def measure(model, tokens, targets) -> dict:
     }
 
 
+@replayable
 def train_model(model: HeadTaskModel, seed: int = 0) -> list[float]:
     """Adam at 0.01, 200 batches of 128 fresh sequences; returns every step's loss."""
     return train(model, steps=200, batch_size=128, lr=1e-2, seed=seed)

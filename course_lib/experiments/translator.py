@@ -16,6 +16,7 @@ from ..data import BOS_ID, PAD_ID, collate, tokenize
 from ..decoding import greedy_decode
 from ..evaluation import evaluate_translation
 from ..pretrained import RECIPE, train_translator
+from ..replay import replayable
 from ..widgets.model_examples import sentence_attention
 from . import Bound, Experiment
 
@@ -62,6 +63,7 @@ def teacher_forcing_agreement(model, src) -> float:
         return agreement(model(src, tgt_in), generated, generated != PAD_ID)
 
 
+@replayable
 def exact_readings(model, src_vocab, tgt_vocab) -> list[tuple]:
     """``(seen, noun, adjective)`` for each "i see the ADJ NOUN" sentence the model translates
     exactly, ``seen`` being its :func:`~course_lib.widgets.model_examples.sentence_attention`.

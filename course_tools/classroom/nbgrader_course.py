@@ -19,6 +19,7 @@ Outputs and widget state are left out, so the released notebooks are clean.
 """
 
 import ast
+import os
 import re
 import shutil
 from pathlib import Path
@@ -28,6 +29,7 @@ from nbconvert.preprocessors import Preprocessor
 from traitlets import Bool
 
 from course_lib.lesson_format import ANSWER_PROMPT, STUB_COMMENT
+from course_lib.replay import GRADING
 
 from ..grading.execution import ONE_THREAD
 from ..grading.grader import WRITTEN_POINTS
@@ -84,7 +86,10 @@ if os.environ.get("ATTENTION_COURSE_SANDBOX") == "1":
     from course_tools.classroom.sandboxed_kernel import sandboxed
 
     nbgraders_own = sandboxed(nbgraders_own)
-c.Autograde.autograde_preprocessors = [RequireChecks, *nbgraders_own]
+# The kernels know they run under a grader: the lessons' demonstrations replay their results.
+from course_tools.classroom.nbgrader_course import graded
+
+c.Autograde.autograde_preprocessors = [RequireChecks, *graded(nbgraders_own)]
 
 # Released and submitted copies pass through an exchange folder inside the course directory,
 # never nbgrader's default system-wide one (made world-writable by whoever runs first).
@@ -116,6 +121,25 @@ class RequireChecks(Preprocessor):
         if cell.cell_type == "code" and grading.get("grade") and not grading.get("solution"):
             cell.source = f"from course_lib.checks import require\n\n{require_call(cell.source)}"
         return cell, resources
+
+
+def graded(preprocessors: list) -> list:
+    """nbgrader's preprocessors with its ``Execute`` (or the sandboxed one) starting each
+    kernel with ``ATTENTION_COURSE_GRADING=1``: the lessons' demonstrations then replay their
+    stored results (``course_lib.replay``). Only autograde's kernels get it, not those an
+    instructor opens beside it."""
+    from nbgrader.preprocessors import Execute
+
+    def telling(execute: type) -> type:
+        class GradedExecute(execute):
+            async def async_start_new_kernel(self, **kwargs):
+                kwargs["env"] = kwargs.get("env", os.environ) | {GRADING: "1"}
+                return await super().async_start_new_kernel(**kwargs)
+
+        return GradedExecute
+
+    executes = [p for p in preprocessors if isinstance(p, type) and issubclass(p, Execute)]
+    return [telling(p) if p in executes else p for p in preprocessors]
 
 
 def assignment_name(solution: Path) -> str:

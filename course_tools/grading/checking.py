@@ -19,11 +19,13 @@ there (``course_lib.choice_history``), and the message says so.
 """
 
 import builtins
+import functools
 import io
 import json
 import os
 import select
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -31,6 +33,7 @@ from functools import partial
 from pathlib import Path
 
 import cloudpickle
+import torch
 
 from course_lib.checks import FAILED, NOT_DONE
 from course_lib.checks._plain import NotPlain, loads
@@ -56,7 +59,9 @@ class Link:
     how long a reply may take."""
 
     def __init__(self, folder: Path, sandboxed: bool = True, timeout: float = 120):
-        self.folder, self.sandboxed, self.timeout, self.process = folder, sandboxed, timeout, None
+        self.folder, self.sandboxed, self.timeout = folder, sandboxed, timeout
+        self.process = self.connection = None  # the server: a process, or the kernel's socket
+        self.requests = self.replies = None  # the binary streams to it and from it
         self.stand_ins = {}  # handle -> its stand-in: one object for one function of the learner's
 
     def __enter__(self):
@@ -65,21 +70,40 @@ class Link:
     def __exit__(self, *exc):
         self.stop()
 
+    def attach(self, listener: socket.socket) -> bool:
+        """Take the notebook's kernel as the server: it connects to ``listener`` once it runs
+        ``inside.serve_here``. False when it does not within the time limit."""
+        listener.settimeout(self.timeout)
+        try:
+            self.connection, _ = listener.accept()
+        except OSError:
+            return False
+        self.connection.settimeout(None)  # replies are read with a deadline of their own
+        self.requests = self.connection.makefile("wb")
+        self.replies = self.connection.makefile("rb", buffering=0)
+        return True
+
     def ended(self) -> bool:
         """Whether the server has ended (asked by the process that started it)."""
+        if self.connection is not None:  # readable with nothing to read: the kernel hung up
+            if not select.select([self.connection], [], [], 0)[0]:
+                return False
+            return not self.connection.recv(1, socket.MSG_PEEK)
         return self.process is not None and self.process.poll() is not None
 
     def stop(self) -> None:
         self.stand_ins.clear()  # a new server's handles name other objects
+        if self.connection is not None:
+            self.connection.close()
+            self.connection = None
         if self.process is not None:
             self.process.kill()
             self.process.wait()
             self.process = None
 
     def start(self) -> None:
-        """Start the server now (it loads the answers at its first request): started before
-        the notebook runs, it imports torch and the checks while the kernel works."""
-        if self.process is None:
+        """Start a server process now (it loads the answers at its first request)."""
+        if self.process is None and self.connection is None:
             self._start()
 
     def _start(self):
@@ -95,17 +119,17 @@ class Link:
             stderr=subprocess.DEVNULL,
             env=environment,
         )
+        self.requests, self.replies = self.process.stdin, self.process.stdout
 
     def request(self, **request):
-        if self.process is None:
-            self._start()
+        self.start()
         buffer = io.BytesIO()
         pickler = cloudpickle.CloudPickler(buffer)
         pickler.persistent_id = _handle_of
         pickler.dump(request)
         try:
-            write_frame(self.process.stdin, buffer.getvalue())
-            frame = _read_reply(self.process.stdout, self.timeout)
+            write_frame(self.requests, buffer.getvalue())
+            frame = _read_reply(self.replies, self.timeout)
             reply = loads(frame, self._stand_in)
         except (OSError, ValueError) as e:
             self.stop()
@@ -124,9 +148,12 @@ class Link:
             return self.stand_ins[marker[2]]
         return None
 
-    def value(self, data: bytes):
-        """One value of a reply; what is not plain data stands as such (and fails its check)."""
+    def value(self, data):
+        """One value of a reply (its bytes, in a tensor or not); what is not plain data stands
+        as such (and fails its check)."""
         try:
+            if isinstance(data, torch.Tensor):  # inside.Server.blob
+                data = data.numpy().tobytes()
             return loads(data, self._stand_in)
         except Exception as e:
             return NotPlain(f"data that could not be read as plain data ({type(e).__name__})")
@@ -237,8 +264,6 @@ def _rebuilt(raised: dict) -> Exception:
 
 def _grads_of(arg):
     """The ``.grad`` of a tensor, or of each parameter of a module, to send with it."""
-    import torch
-
     if isinstance(arg, torch.nn.Module):
         return [p.grad for p in arg.parameters()]
     return arg.grad if isinstance(arg, torch.Tensor) and arg.is_leaf else None
@@ -249,7 +274,6 @@ def _copy_back(arg, after) -> None:
     import dataclasses
 
     import numpy as np
-    import torch
 
     if after is None:
         return
@@ -368,6 +392,14 @@ def isolated(task, timeout: float) -> dict:
     return {"status": "failed", "message": why, "trouble": why}
 
 
+@functools.cache
+def _import_once() -> None:
+    """Import here, once, what checks import on first use: each exercise's child, forked
+    from this process, would import it again (a first optimizer imports torch._dynamo, over
+    a second of work)."""
+    torch.optim.Adam([torch.zeros(1, requires_grad=True)])
+
+
 def evaluate(
     link: Link, exercises, sources: list[str], timeout: float, moves: dict | None = None
 ) -> dict[str, dict]:
@@ -375,9 +407,8 @@ def evaluate(
 
     ``moves`` maps an exercise id to {letter then: letter now} for the multiple choices whose
     options moved since the version the submission was made from."""
-    import torch
-
     torch.set_num_threads(1)  # the children inherit it: one thread each, reproducible results
+    _import_once()
     names = sorted({n for e in exercises for n in e.names})
     try:
         answers = link.answers(names)

@@ -8,11 +8,14 @@ without that cell. Stored outputs are cleared first and new outputs other than e
 discarded: nothing the notebook prints can count as a result. At the end, one more cell
 serialises the answer objects with cloudpickle (which also carries functions defined in
 the notebook), and the source of those that are functions, into a JSON file for the server
-the checks call (``inside``).
+the checks call (``inside``) should the kernel stop serving them; then, when the grader asks,
+the kernel itself serves the checks (``inside.serve_here``) until the grader has done.
 """
 
 import ast
 import os
+import secrets
+import socket
 import subprocess
 import tempfile
 from dataclasses import dataclass, field
@@ -25,6 +28,8 @@ from jupyter_client.manager import AsyncKernelManager
 from nbclient import NotebookClient
 from nbclient.exceptions import CellTimeoutError, DeadKernelError
 from traitlets import default
+
+from course_lib.replay import GRADING
 
 from . import sandbox
 
@@ -39,13 +44,16 @@ ONE_THREAD = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "OPENBLAS_NUM_THRE
 
 EXPORT = """\
 def _export_answers(names, path):
-    import base64, inspect, json, cloudpickle
+    import inspect, json, os, cloudpickle
     exported = {{}}
-    for name in names:
+    os.makedirs(os.path.join(os.path.dirname(path), ".answers"), exist_ok=True)
+    for k, name in enumerate(names):
         if name in globals():
-            try:
-                blob = base64.b64encode(cloudpickle.dumps(globals()[name])).decode()
-                exported[name] = {{"pickle": blob}}
+            try:  # each in a file of its own: a model's megabytes are not worth JSON's text
+                file = os.path.join(".answers", f"{{k}}.pickle")
+                with open(os.path.join(os.path.dirname(path), file), "wb") as f:
+                    cloudpickle.dump(globals()[name], f)
+                exported[name] = {{"file": file}}
             except Exception as e:
                 exported[name] = {{"error": f"{{type(e).__name__}}: {{e}}"}}
             try:  # only the kernel knows a cell's source; a check may read it
@@ -56,6 +64,11 @@ def _export_answers(names, path):
         json.dump(exported, f)
 _export_answers({names!r}, {path!r})
 del _export_answers
+"""
+
+SERVE = """\
+import course_tools.grading.inside
+course_tools.grading.inside.serve_here({path!r}, globals())
 """
 
 
@@ -143,8 +156,28 @@ def _error(nb, index: int) -> str | None:
     return None
 
 
-def _run_once(nb, workdir: Path, timeout: int, skip: set[int], export: str, sandboxed: bool):
-    """One run in a fresh kernel: (cell errors, index of the fatal cell, why it was fatal)."""
+def _serve(client, workdir: Path, serve) -> None:
+    """Have the kernel serve the checks: it connects to a socket in a folder it shares with
+    this process, and serves in one more cell, whose end is not awaited; ``serve`` is called
+    with the listening socket and does the checking meanwhile. Where no socket can be made
+    there (a path too long, a name taken), ``serve`` is not called: a server process will do."""
+    runtime = getattr(client.km, "runtime", None) or workdir.parent
+    path = os.path.join(runtime, f"checks-{secrets.token_hex(4)}")  # no name a cell could take
+    with socket.socket(socket.AF_UNIX) as listener:
+        try:
+            listener.bind(path)
+            os.chmod(path, 0o777)  # the sandbox's user connects to it
+        except OSError:
+            return
+        listener.listen(1)
+        client.kc.execute(SERVE.format(path=path), silent=True, store_history=False)
+        serve(listener)
+
+
+def _run_once(nb, workdir, timeout, skip, export, sandboxed, serve=None):
+    """One run in a fresh kernel: (cell errors, index of the fatal cell, why it was fatal).
+    ``serve(listener)``, if given, is called once the answers are exported, while the kernel
+    serves them."""
     client = _Client(
         nb,
         timeout=timeout,
@@ -160,7 +193,7 @@ def _run_once(nb, workdir: Path, timeout: int, skip: set[int], export: str, sand
     index = STARTING
     try:  # what the kernel prints goes nowhere: the instructor's terminal is not the student's
         quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
-        with client.setup_kernel(env=os.environ | ONE_THREAD, **quiet):
+        with client.setup_kernel(env=os.environ | ONE_THREAD | {GRADING: "1"}, **quiet):
             index = None
             for index, cell in enumerate(nb.cells):
                 if cell.cell_type == "code" and index not in skip and not _only_checks(cell):
@@ -171,9 +204,12 @@ def _run_once(nb, workdir: Path, timeout: int, skip: set[int], export: str, sand
             cell = nbformat.v4.new_code_cell(export)
             nb.cells.append(cell)  # nbclient addresses cells by their index in the notebook
             client.execute_cell(cell, len(nb.cells) - 1)
-            errors += [
+            exported = [
                 f"the grader's export step raised {o.ename}: {o.evalue}" for o in cell.outputs
             ]
+            errors += exported
+            if serve is not None and not exported:
+                _serve(client, workdir, serve)
     except CellTimeoutError:
         return errors, index, f"did not finish within {timeout} s (infinite loop?)"
     except DeadKernelError:
@@ -186,11 +222,15 @@ def _run_once(nb, workdir: Path, timeout: int, skip: set[int], export: str, sand
     return errors, None, None
 
 
-def run(nb, workdir: Path, names: list[str], timeout: int, sandboxed: bool = False) -> Execution:
+def run(
+    nb, workdir: Path, names: list[str], timeout: int, sandboxed: bool = False, serve=None
+) -> Execution:
     """Run ``nb`` (already a private copy) in ``workdir``; never raises for the notebook's sake.
 
     With ``sandboxed``, the kernel (every line of the student's code) runs in the sandbox, in
-    ``workdir``; this process only sends it the cells and reads what comes back."""
+    ``workdir``; this process only sends it the cells and reads what comes back. ``serve``, if
+    given, is called with a listening Unix socket while the kernel of the run that exported
+    the answers is still there, to serve the checks from it (``checking.Link.attach``)."""
     for cell in nb.cells:
         if cell.cell_type == "code":
             cell.outputs, cell.execution_count = [], None
@@ -199,7 +239,7 @@ def run(nb, workdir: Path, names: list[str], timeout: int, sandboxed: bool = Fal
     result, skip = Execution(), set()
     for _ in range(MAX_RUNS):
         answers_path.unlink(missing_ok=True)
-        errors, fatal, why = _run_once(nb, workdir, timeout, skip, export, sandboxed)
+        errors, fatal, why = _run_once(nb, workdir, timeout, skip, export, sandboxed, serve)
         if fatal is None and why is None:
             result.problems += errors
             break

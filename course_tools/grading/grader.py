@@ -72,10 +72,19 @@ def grade(
             folder = Path(tmp) / "submission"  # the sandbox's only writable folder
             folder.mkdir()
             with Link(folder, sandboxed, timeout) as link:
-                link.start()
-                ran = execution.run(nb, folder, names, timeout, sandboxed)
+                results = {}
+
+                def check_answers(listener):  # the kernel serves the answers meanwhile
+                    link.attach(listener)  # if it does not, a server process starts
+                    results.update(evaluate(link, checked, sources, timeout, moves))
+                    link.stop()  # ends the kernel's serving before it shuts down
+
+                ran = execution.run(nb, folder, names, timeout, sandboxed, check_answers)
                 graded.problems += ran.problems
-                results = evaluate(link, checked, sources, timeout, moves) if ran.exported else {}
+                if ran.exported and not results:
+                    results = evaluate(link, checked, sources, timeout, moves)
+                elif not ran.exported:
+                    results = {}
     except (notebooks.InvalidNotebook, ValueError) as e:
         graded.invalid = str(e)
         _score_nothing(graded, graded.lesson or lesson or notebooks.lesson_in_name(path), points)

@@ -1,16 +1,21 @@
-"""The server that runs inside a submission's sandbox, for the checks: ``python -m
-course_tools.grading.inside serve``, started by ``checking.Link`` once the notebook has run.
+"""The server that runs inside a submission's sandbox, for the checks.
 
-It loads the answers the notebook's kernel left in ``answers.json`` and answers the grader's
-requests, one frame at a time on stdin and stdout (:func:`read_frame`): hand over an answer,
-call a function, read a function's globals, apply an exercise's rules. Requests are the
-grader's pickles; replies are plain data only (``course_lib.checks._plain``), which is all the
-grader reads. Nothing here is trusted: the learner's code runs in this process too, and may
-have changed any of it.
+It answers the grader's requests one frame at a time (:func:`read_frame`): hand over an
+answer, call a function, read a function's globals, apply an exercise's rules. Requests are
+the grader's pickles; replies are plain data only (``course_lib.checks._plain``), which is all
+the grader reads. Nothing here is trusted: the learner's code runs in this process too, and may
+have changed any of it. It runs in one of two places:
+
+- in the notebook's own kernel, once the notebook has run (:func:`serve_here`, sent as one
+  more cell): the answers are the notebook's objects, and no second Python has to load torch;
+- in a process of its own, ``python -m course_tools.grading.inside serve``, on stdin and
+  stdout, which loads the answers the kernel left in ``answers.json``: what the grader starts
+  when the kernel cannot serve, or stopped serving (a check that timed out, a crash).
 """
 
 import base64
 import builtins
+import contextlib
 import dataclasses
 import json
 import os
@@ -39,7 +44,7 @@ def write_frame(stream, data: bytes) -> None:
 class Server:
     """The learner's objects by handle, and the requests that use them."""
 
-    def __init__(self, folder: Path):
+    def __init__(self, folder: Path, namespace: dict | None = None):
         import numpy as np
         import torch
 
@@ -48,20 +53,31 @@ class Server:
         self.np, self.torch, self.exercises = np, torch, EXERCISES
         self.core, self.plain, self.remote = _core, _plain, _remote
         self.folder, self.objects, self.loaded, self.sources = folder, {}, None, {}
+        self.namespace = namespace  # the kernel's own, when it serves
         self.id = os.urandom(4).hex()
 
     # Handles: an answer is "answer:NAME" (the same after a restart), anything else a number.
 
     def answer(self, name: str):
+        if self.namespace is not None:
+            if name not in self.namespace:
+                raise LookupError("not defined")
+            with contextlib.suppress(Exception):  # as the export reads it
+                self.sources[f"answer:{name}"] = self.remote.source_of(self.namespace[name])
+            return self.namespace[name]
         entry = self.loaded.get(name) if name in self.loaded_names() else None
-        if not isinstance(entry, dict) or "pickle" not in entry:
+        if not isinstance(entry, dict) or not {"file", "pickle"} & set(entry):
             raise LookupError(entry.get("error") if isinstance(entry, dict) else "not exported")
         import cloudpickle
 
         self.sources[f"answer:{name}"] = entry.get("source")
+        if "file" in entry:  # the kernel's export
+            return cloudpickle.loads((self.folder / entry["file"]).read_bytes())
         return cloudpickle.loads(base64.b64decode(entry["pickle"]))
 
     def loaded_names(self) -> set[str]:
+        if self.namespace is not None:
+            return set(self.namespace)
         if self.loaded is None:
             path = self.folder / ANSWERS
             self.loaded = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
@@ -91,13 +107,18 @@ class Server:
         }
         return (self.plain.MARK, "learner", handle, info)
 
-    def encoded(self, value, handle=None) -> bytes:
+    def blob(self, data: bytes):
+        """Plain data within a reply, as bytes in a tensor: torch.save writes a tensor's bytes
+        as they are, where it would re-encode a bytes object, slowly, both ways."""
+        return self.torch.frombuffer(bytearray(data), dtype=self.torch.uint8)
+
+    def encoded(self, value, handle=None):
         """``value`` as plain data; an answer that is code keeps its name as its handle."""
 
         def register(obj):
             return self.register(obj, handle if obj is value else None)
 
-        return self.plain.dumps(self.plain.encode(value, register))
+        return self.blob(self.plain.dumps(self.plain.encode(value, register)))
 
     # Requests.
 
@@ -124,6 +145,7 @@ class Server:
             elif isinstance(arg, self.torch.Tensor) and grad is not None:
                 arg.grad = grad
         self.remote.set_session_state(state)
+        before = [self.snapshot(a) for a in args]
         reply = {}
         try:
             result = fn(*args, **kwargs)
@@ -131,10 +153,11 @@ class Server:
             reply["returned"] = self.encoded(result)
         except BaseException as e:  # read without this frame, as _core.call reads it in a notebook
             reply["raised"] = self.raised(fn, e.with_traceback(e.__traceback__.tb_next))
-        reply["arguments"] = self.plain.dumps([self.state_of(a) for a in args])
-        reply["state"] = self.plain.dumps(
-            self.plain.encode(self.remote.session_state(), self.register)
-        )
+        changed = [not self.unchanged(a, b) for a, b in zip(args, before, strict=True)]
+        after = [self.state_of(a) if c else None for a, c in zip(args, changed, strict=True)]
+        reply["arguments"] = self.blob(self.plain.dumps(after))
+        state = self.plain.encode(self.remote.session_state(), self.register)
+        reply["state"] = self.blob(self.plain.dumps(state))
         return reply
 
     def raised(self, fn, e: BaseException) -> dict:
@@ -157,6 +180,28 @@ class Server:
         return self.plain.dumps([str(why), [str(u) for u in uses]])
 
     # What a call did to its arguments and to the random state, for the grader to copy back.
+
+    def snapshot(self, x) -> list | None:
+        """A copy of a model's tensors, to tell whether a call changed them: a large model
+        the call only read need not travel back (lesson 7's parameter tool reads 25 million)."""
+        if not isinstance(x, self.torch.nn.Module):
+            return None
+        return [t.detach().clone() if t is not None else None for t in self._tensors(x)]
+
+    def unchanged(self, x, snapshot) -> bool:
+        if snapshot is None:
+            return False
+        now = self._tensors(x)
+        return len(now) == len(snapshot) and all(
+            (a is None and b is None)
+            or (a is not None and b is not None and a.dtype == b.dtype and self.torch.equal(a, b))
+            for a, b in zip(now, snapshot, strict=True)
+        )
+
+    @staticmethod
+    def _tensors(model) -> list:
+        parameters = list(model.parameters())
+        return [*parameters, *(p.grad for p in parameters), *model.buffers()]
 
     def state_of(self, x):
         torch, encode = self.torch, self.plain.encode
@@ -190,14 +235,15 @@ class _Requests(pickle.Unpickler):
         return self.server.resolve(pid[1])
 
 
-def serve(folder: Path, stdin=None, stdout=None) -> None:
+def serve(folder: Path, stdin=None, stdout=None, namespace: dict | None = None) -> None:
     """Answer requests from ``stdin`` on ``stdout`` (binary streams; by default this process's
-    standard input and output) until the grader closes ``stdin``."""
+    standard input and output) until the grader closes ``stdin``; the answers are those of
+    ``namespace`` when given, else those of ``answers.json`` in ``folder``."""
     if stdout is None:  # the frames get a descriptor of their own; what the learner's code
         stdout = os.fdopen(os.dup(1), "wb")  # writes to 1, from Python or C, goes to stderr
         os.dup2(2, 1)
-    sys.stdout = sys.stderr
-    server = Server(folder)
+        sys.stdout = sys.stderr
+    server = Server(folder, namespace)
     stdin = stdin or sys.stdin.buffer
     while (frame := read_frame(stdin)) is not None:
         request = _Requests(frame, server).load()
@@ -207,6 +253,17 @@ def serve(folder: Path, stdin=None, stdout=None) -> None:
         except BaseException as e:  # the grader reads this as trouble with the request
             reply = {"failed": f"{type(e).__name__}: {e}"}
         write_frame(stdout, server.plain.dumps(reply))
+
+
+def serve_here(path: str, namespace: dict) -> None:
+    """Serve the grader from the notebook's kernel, through the Unix socket it listens on at
+    ``path``, until it hangs up; ``namespace`` is the notebook's."""
+    import socket
+
+    with socket.socket(socket.AF_UNIX) as connection:
+        connection.connect(path)
+        with connection.makefile("rb") as requests, connection.makefile("wb") as replies:
+            serve(Path.cwd(), requests, replies, namespace)
 
 
 if __name__ == "__main__":

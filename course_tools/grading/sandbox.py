@@ -27,6 +27,8 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from course_lib.replay import GRADING
+
 # When the grader runs as root, each sandbox runs as a user of its own, with no name and no
 # rights, so that its process limit is its own: a block of 100 for each grading process, far
 # above the users and the subordinate ids (/etc/subuid) a system hands out.
@@ -157,6 +159,7 @@ def _environment(workdir: Path) -> list[str]:
         "JUPYTER_RUNTIME_DIR": str(workdir / ".runtime"),
         "PYTHONPATH": str(course_root()),
         "PYTHONDONTWRITEBYTECODE": "1",
+        GRADING: "1",  # the lessons' demonstrations replay their stored results
         "OMP_NUM_THREADS": "1",
         "MKL_NUM_THREADS": "1",
         "OPENBLAS_NUM_THREADS": "1",
