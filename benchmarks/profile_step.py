@@ -5,7 +5,11 @@ thread, with PyTorch's profiler, and sums each operation's own time into a few k
 products, dropout masks, softmax, layer norm, the optimizer, copies and the rest. Use it to see
 what a change to the model or the recipe saves before timing it end to end.
 
-    python benchmarks/profile_step.py [--steps 20]
+With ``--compare tiny`` or ``--compare mid`` it profiles instead one size of
+``training_throughput.py``, course_lib's step beside ``nn.Transformer``'s, kind by kind. The
+kernels are the process's: set ``ATEN_CPU_CAPABILITY`` (default, avx2, avx512) to compare them.
+
+    python benchmarks/profile_step.py [--steps 20] [--compare tiny|mid]
 """
 
 import argparse
@@ -13,7 +17,7 @@ from collections import Counter
 
 import torch
 from torch import nn
-from torch.profiler import profile
+from torch.profiler import profile, record_function
 
 from course_lib.corpus import translation_corpus
 from course_lib.data import infinite_batches
@@ -31,7 +35,10 @@ KINDS = {  # kind -> the operators it sums (their own time, not their callees')
     },
     "layer norm": {"aten::native_layer_norm", "aten::native_layer_norm_backward"},
     "optimizer": {"aten::_fused_adam_", "Optimizer.step#Adam.step"},  # unfused: element-wise
-    "copies and type changes": {"aten::copy_", "aten::_to_copy", "aten::cat", "aten::clone"},
+    "copies and type changes": {
+        *("aten::copy_", "aten::_to_copy", "aten::cat", "aten::clone"),
+        *("aten::index_select", "aten::index_copy"),  # packing (course_lib/fast_training.py)
+    },
     "element-wise": {
         *(
             f"aten::{op}{tail}"
@@ -39,6 +46,8 @@ KINDS = {  # kind -> the operators it sums (their own time, not their callees')
             for tail in ("", "_")
         ),
         "aten::where",
+        "aten::addcmul",
+        "aten::gt",
         "aten::masked_fill",
         "aten::masked_fill_",
         "aten::threshold_backward",
@@ -52,11 +61,65 @@ def kind_of(name: str) -> str:
     return next((kind for kind, names in KINDS.items() if name in names), "other")
 
 
+def by_event(step, steps: int):
+    """The profiler's events over ``steps`` calls of ``step``, after 5 calls to warm up."""
+    for _ in range(5):
+        step()
+    with profile() as prof:
+        for _ in range(steps):
+            step()
+    return prof.events()
+
+
+def compare(size: str, steps: int):
+    """course_lib's and nn.Transformer's step at one of training_throughput.py's sizes.
+
+    One profile, steps alternating between the two models, each under a label that every
+    operation it runs is counted to: whatever else the machine does affects both alike."""
+    import warnings
+
+    from training_throughput import SIZES, TorchTransformer, Transformer, random_batch, train_step
+
+    warnings.filterwarnings("ignore", category=UserWarning, module="torch")
+    c, batch, length = SIZES[size]
+    torch.manual_seed(0)
+    models = {"ours": Transformer(c).train(), "nn.Transformer": TorchTransformer(c).train()}
+    optimizers = {name: torch.optim.Adam(m.parameters(), lr=1e-4) for name, m in models.items()}
+    g = torch.Generator().manual_seed(0)
+
+    def both():
+        batch_ = random_batch(c, batch, length, g)
+        for name, model in models.items():
+            with record_function(name):
+                train_step(model, optimizers[name], batch_)
+
+    totals = {name: Counter() for name in models}
+    for event in by_event(both, steps):
+        root = event
+        while root.cpu_parent is not None:
+            root = root.cpu_parent
+        if root.name in totals and root is not event:  # the label's own time is Python's
+            totals[root.name][kind_of(event.name)] += event.self_cpu_time_total
+    ours, theirs = totals.values()
+    print(
+        f"{size} training step (batch {batch} x {length}), ms of operator time per step, 1 thread, "
+        f"kernels {torch.backends.cpu.get_cpu_capability()}:"
+    )
+    print(f"  {'kind':26s} {'ours':>7s} {'nn.Transformer':>15s}")
+    for kind, _ in (ours + theirs).most_common():
+        print(f"  {kind:26s} {ours[kind] / steps / 1e3:7.1f} {theirs[kind] / steps / 1e3:15.1f}")
+    whole = [sum(t.values()) / steps / 1e3 for t in (ours, theirs)]
+    print(f"  {'per step':26s} {whole[0]:7.1f} {whole[1]:15.1f}")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=20)
+    parser.add_argument("--compare", choices=("tiny", "mid"))
     args = parser.parse_args()
     torch.set_num_threads(1)
+    if args.compare:
+        return compare(args.compare, args.steps)
     corpus = translation_corpus(seed=RECIPE.seed)
     model = new_model(corpus).train()
     optimizer = paper_optimizer(model)
@@ -70,14 +133,9 @@ def main():
         nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         optimizer.step()
 
-    for _ in range(5):  # warm-up
-        step()
-    with profile() as prof:
-        for _ in range(args.steps):
-            step()
     totals = Counter()
-    for event in prof.key_averages():
-        totals[kind_of(event.key)] += event.self_cpu_time_total
+    for event in by_event(step, args.steps):
+        totals[kind_of(event.name)] += event.self_cpu_time_total
     whole = sum(totals.values())
     print(
         f"Lesson 7's training step (batch {RECIPE.batch_size}, {len(model.encoder.layers)} + "

@@ -26,6 +26,7 @@ Data and the lessons' own models:
     pretrained      lesson 7's training recipe and its shipped checkpoint
     typed_input     translating a sentence the learner types
     experiments     the experiments lessons draw conclusions from, with their bars; CPU kernels
+    replay          under a grader: the demonstrations' stored results instead of training
 
 Inside the learner's notebook and workspace:
     notebook        start(): the first cell of every lesson; show(): a figure with its alt text

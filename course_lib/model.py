@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 import torch
 from torch import nn
 
-from . import _validate
+from . import _validate, fast_training
 from .attention import MultiHeadAttention, record_attention
 from .data import PAD_ID
 from .interop import copy_weights_from_torch  # re-exported: the model API in one place
@@ -39,6 +39,7 @@ class TransformerConfig:
     attention_bias: bool = False  # §3.2.2 writes the projections as matrices, without biases
     norm_first: bool = False  # post-norm as in the paper; True gives pre-norm
     final_norm: bool = False  # a LayerNorm after each stack, as nn.Transformer always has
+    fast_training: bool = True  # train on a CPU skipping source padding (fast_training.py)
 
     def __post_init__(self):
         sizes = ("src_vocab_size", "tgt_vocab_size", "d_model", "n_heads")
@@ -248,6 +249,8 @@ class Transformer(nn.Module):
     def forward(self, src, tgt, src_mask=None, tgt_mask=None):
         """Logits ``(B, T, V)``. For the attention maps, see :meth:`Attentions.of`."""
         _validate.token_ids("src", src)
+        if fast_training.applies(self, src, src_mask):  # the same logits, less work for padding
+            return fast_training.forward(self, src, tgt, tgt_mask)
         if src_mask is None:
             src_mask = padding_mask(src, PAD_ID)
         else:

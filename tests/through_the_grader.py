@@ -4,38 +4,25 @@ At grading the learner's answers stay in the submission's sandbox, and the check
 data and stand-ins for the learner's functions (``course_tools.grading.checking.Link``).
 With ``CHECKS_THROUGH_THE_GRADER=1`` (``make test-sandbox``), ``tests/conftest.py`` wraps
 each ``Exercise.run`` of the check tests with :func:`compared`: after the check's verdict in
-the notebook, the same answers go through the grader's path (cloudpickle out, the sandbox's
-server, plain data back) and the two verdicts must be the same, message included.
+the notebook, the same answers go through the grader's path (the kernel serving its own
+objects, plain data back) and the two verdicts must be the same, message included.
 
-The server runs in a child forked from the test process rather than in a sandbox: it sees
-what the test set up (a monkeypatched rule), and the sandbox is tested by the grader's tests.
+The server runs in a child forked from the test process rather than in a sandboxed kernel:
+it sees what the test set up (a monkeypatched rule), and the sandbox is tested by the
+grader's tests.
 """
 
-import base64
 import functools
-import json
 import os
 import re
-import sys
 import tempfile
 from pathlib import Path
 
-import cloudpickle
-
 from course_lib.checks import EXERCISES
-from course_lib.checks._remote import source_of
 from course_tools.grading.checking import Link
-from course_tools.grading.inside import ANSWERS, serve
+from course_tools.grading.inside import serve
 
 TESTS = Path(__file__).resolve().parent
-
-# Tests whose answers no notebook could hand in, and why.
-UNLIKE_A_NOTEBOOK = {
-    "test_an_encoder_reading_the_notebooks_globals_is_told_so_8_9": (
-        "its functions are rebound into one namespace dict, which cloudpickle carries without "
-        "the arrays they read; a notebook's functions travel with their globals"
-    ),
-}
 
 
 def compared(run):
@@ -46,10 +33,7 @@ def compared(run):
     def run_twice(self, *answers, sources=None):
         nonlocal depth
         here = run(self, *answers, sources=sources)
-        test = os.environ.get("PYTEST_CURRENT_TEST", "").split("::")[-1].split("[")[0]
         if depth or len(answers) != len(self.names) or self.id not in EXERCISES:
-            return here
-        if test.split(" ")[0] in UNLIKE_A_NOTEBOOK:
             return here
         depth += 1
         try:
@@ -68,29 +52,19 @@ def compared(run):
 
 
 def _where(message: str) -> str:
-    """A message with "line N of test_x.py" read as "line N of your cell": a test's function
-    is the learner's cell here, and cloudpickle renames its file as it does a cell's."""
+    """A message with "line N of test_x.py" read as "line N of your cell" (a test's function
+    is the learner's cell here), and without memory addresses."""
     message = re.sub(r"\(line (\d+) of [\w.]+\.py\)", r"(line \1 of your cell)", message)
     return re.sub(r" at 0x[0-9a-f]+", " at 0x...", message)  # addresses differ between processes
 
 
 def _at_grading(run, exercise, answers, sources):
-    for module in list(sys.modules.values()):  # the tests' own functions travel by value
-        if Path(getattr(module, "__file__", None) or "/").parent == TESTS:
-            cloudpickle.register_pickle_by_value(module)
-    try:
-        blobs = {
-            name: {"pickle": base64.b64encode(cloudpickle.dumps(answer)).decode()}
-            | ({"source": source_of(answer)} if callable(answer) else {})
-            for name, answer in zip(exercise.names, answers, strict=True)
-        }
-    except Exception:  # something no notebook could hand in either
-        return None
+    namespace = dict(zip(exercise.names, answers, strict=True))
     with tempfile.TemporaryDirectory(prefix="through-") as tmp:
         folder = Path(tmp)
-        (folder / ANSWERS).write_text(json.dumps(blobs), encoding="utf-8")
         with Link(folder, sandboxed=False) as link:
-            link.process = _Forked(folder)
+            link.process = _Forked(folder, namespace)
+            link.requests, link.replies = link.process.stdin, link.process.stdout
             received = link.answers(list(exercise.names))
             values = [received[n] for n in exercise.names]
             if any(isinstance(v, dict) and set(v) == {"error"} for v in values):
@@ -99,9 +73,10 @@ def _at_grading(run, exercise, answers, sources):
 
 
 class _Forked:
-    """The sandbox's server in a forked child, with the pipes a ``Link`` talks through."""
+    """The notebook's kernel serving its own objects, as a forked child holding the test's
+    answers, with the pipes a ``Link`` talks through."""
 
-    def __init__(self, folder: Path):
+    def __init__(self, folder: Path, namespace: dict):
         requests, self._requests = os.pipe()
         self._replies, replies = os.pipe()
         self.pid = os.fork()
@@ -109,7 +84,7 @@ class _Forked:
             os.close(self._requests)
             os.close(self._replies)
             try:
-                serve(folder, os.fdopen(requests, "rb"), os.fdopen(replies, "wb"))
+                serve(folder, os.fdopen(requests, "rb"), os.fdopen(replies, "wb"), namespace)
             finally:
                 os._exit(0)
         os.close(requests)
