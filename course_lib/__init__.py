@@ -10,6 +10,7 @@ The Transformer, one concept per module:
     dropout         dropout (§5.4) with a random mask that is cheap to draw on a CPU
     layers          feed-forward network, residual sub-layer, LayerNorm (§3.1, §3.3)
     model           the encoder-decoder Transformer and its configuration (§3)
+    fast_training   the model's CPU training path: the encoder skips the source's padding
     parameters      parameter counts by component
     interop         weights from torch.nn.Transformer and from the numpy project
     training        warmup schedule, label smoothing, a small training loop (§5)
