@@ -15,9 +15,11 @@ fails when a module changed after its results were stored. A call not on record,
 file this installation cannot read, runs live: slower, never wrong.
 """
 
+import ast
 import copy
 import functools
 import hashlib
+import importlib.util
 import inspect
 import os
 import pickle
@@ -92,8 +94,10 @@ def _recorded_call(name: str, fn, args, kwargs):
     before = [_state(a) for a in arguments]
     result = fn(*args, **kwargs)
     after = [_changed(_state(a), b) for a, b in zip(arguments, before, strict=True)]
-    # Later cells draw from torch's generator where this call left it: so does a replay.
-    drawn = not torch.equal(random_state, torch.get_rng_state())
+    # Later cells draw from torch's generator where this call left it: so does a replay. One
+    # that seeds it leaves it where it would be even if it happened to be there before.
+    seeds = "seed" in inspect.signature(fn).parameters
+    drawn = seeds or not torch.equal(random_state, torch.get_rng_state())
     _record(name, fn, call, (result, after, torch.get_rng_state() if drawn else None))
     return result
 
@@ -150,18 +154,33 @@ def _restore(x, state) -> None:
 
 
 def fingerprint(fn) -> str:
-    """A digest of the source of ``fn``'s module and of the course modules it uses: what its
-    stored results were made by."""
-    module = inspect.getmodule(fn)
-    used = {inspect.getmodule(v) for v in vars(module).values()} | {module}
-    course = {m for m in used if m and m.__name__.startswith("course_lib.")} - {
-        sys.modules[__name__]
-    }
-    files = sorted(m.__file__ for m in course)
+    """A digest of the source of ``fn``'s module and of every course module it imports,
+    directly or through another: what its stored results were made by."""
+    found, todo = set(), [fn.__module__]
+    while todo:
+        name = todo.pop()
+        if name in found or not name.startswith("course_lib.") or name not in sys.modules:
+            continue
+        found.add(name)
+        todo += _imported(sys.modules[name])
+    files = sorted(sys.modules[name].__file__ for name in found - {__name__})
     h = hashlib.sha256()
     for file in files:
         h.update(Path(file).read_bytes())
     return h.hexdigest()[:16]
+
+
+def _imported(module) -> list[str]:
+    """The names a module's source imports (``from .x import y`` gives x and x.y)."""
+    names = []
+    for node in ast.walk(ast.parse(Path(module.__file__).read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            names += [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = "." * node.level + (node.module or "")
+            base = importlib.util.resolve_name(base, module.__package__) if node.level else base
+            names += [base, *(f"{base}.{alias.name}" for alias in node.names)]
+    return names
 
 
 def path_of(name: str) -> Path:

@@ -414,15 +414,16 @@ def execute(path: Path, timeout: int = 600) -> None:
     nbformat.write(nb, path)
 
 
-def record(paths: list[Path]) -> list[Path]:
-    """Run the solution notebooks as a grader runs them, with ``course_lib.replay`` recording,
-    afresh: what each replayable demonstration returns there (lesson 7's on the shipped
-    checkpoint), for graded runs to replay. The notebooks are not saved."""
+def record(paths: list[Path], afresh: bool) -> list[Path]:
+    """Run the solution notebooks as a grader runs them, with ``course_lib.replay`` recording
+    what each replayable demonstration returns there (lesson 7's on the shipped checkpoint),
+    for graded runs to replay; ``afresh``, every earlier record goes first. The notebooks are
+    not saved."""
     from nbclient import NotebookClient
 
     from course_lib import replay
 
-    for old in replay.STORED.glob("*.pt"):
+    for old in replay.STORED.glob("*.pt") if afresh else ():
         old.unlink()
     os.environ[replay.RECORD] = os.environ[replay.GRADING] = "1"  # the kernels inherit them
     try:
@@ -463,7 +464,7 @@ def main(argv=None) -> int:
             execute(path)
         return 0
     if args.command == "record":
-        for path in record(chosen or every):
+        for path in record(chosen or every, afresh=not chosen):
             print(f"wrote {path}")
         return 0
     if args.command == "format":

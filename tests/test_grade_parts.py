@@ -6,6 +6,7 @@ import functools
 import io
 import json
 import os
+import socket
 import time
 from pathlib import Path
 
@@ -389,3 +390,27 @@ def test_the_grader_refuses_to_run_a_notebook_outside_a_sandbox(
     assert stopped.value.code == 2
     assert said in capsys.readouterr().err and "--no-sandbox" in sandbox.missing()
     assert not (tmp_path / "out").exists()
+
+
+def test_a_kernel_connection_stopped_in_a_checks_child_is_ended_for_the_grader(tmp_path):
+    """A check's child that gives up on the kernel (a reply too large, say) stops the link:
+    the grader then sees it ended and starts a server process, rather than reading what the
+    child left unread as the next exercise's reply."""
+    with socket.socket(socket.AF_UNIX) as listener:
+        listener.bind(str(tmp_path / "checks"))
+        listener.listen(1)
+        dialled = socket.socket(socket.AF_UNIX)
+        dialled.connect(str(tmp_path / "checks"))
+        link, stopped = Link(tmp_path, sandboxed=False), []
+        assert link.attach(listener, lambda: stopped.append(True))
+    assert not link.ended()
+    pid = os.fork()
+    if pid == 0:  # the check's child
+        link.stop()
+        os._exit(0)
+    os.waitpid(pid, 0)
+    assert link.ended()
+    assert dialled.recv(1) == b""  # the kernel's serving loop reads the end
+    link.stop()
+    assert stopped == [True]  # the kernel is stopped by the grader, not left in a check
+    dialled.close()

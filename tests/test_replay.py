@@ -9,7 +9,7 @@ import torch
 from torch import nn
 
 from course_lib import checks, notebook, replay
-from course_lib.checks import EXERCISES, check
+from course_lib.checks import EXERCISES, FAILED, Result, check
 
 
 def stored_functions():
@@ -125,19 +125,22 @@ def test_a_graded_figure_is_its_text_alternative(monkeypatch, capsys):
 
 def test_a_graded_notebook_checks_the_same_answer_once(monkeypatch):
     exercise = next(e for e in EXERCISES.values() if len(e.names) == 1 and e.kind != "choice")
-    calls = []
+    calls, verdict = [], Result(exercise.id, FAILED, "wrong")
     monkeypatch.setattr(checks, "_graded", {})
-    monkeypatch.setattr(type(exercise), "run", lambda self, *a: calls.append(a) or "verdict")
+    monkeypatch.setattr(type(exercise), "run", lambda self, *a: calls.append(a) or verdict)
     monkeypatch.setenv(replay.GRADING, "1")
     answer = torch.zeros(3)
-    assert check(exercise.id, answer) == "verdict"
-    assert check(exercise.id, answer) == "verdict"
+    assert check(exercise.id, answer) is verdict
+    assert check(exercise.id, answer) is verdict
     assert len(calls) == 1
     answer += 1  # changed in place: checked again
     check(exercise.id, answer)
     check(exercise.id, torch.zeros(3))  # another object
     assert len(calls) == 3
+    with pytest.raises(checks.CheckFailed):  # require scores: it always checks afresh
+        checks.require(exercise.id, answer)
+    assert len(calls) == 4
     monkeypatch.delenv(replay.GRADING)
     check(exercise.id, torch.zeros(3))
     check(exercise.id, torch.zeros(3))  # a learner's run checks each time
-    assert len(calls) == 5
+    assert len(calls) == 6

@@ -104,13 +104,18 @@ def check(exercise_id: str, *answers) -> Result:
     exercise = EXERCISES.get(str(exercise_id))
     if exercise is None:
         return Result(str(exercise_id), FAILED, _unknown(exercise_id))
+    return _checked(exercise, answers, reuse=True)
+
+
+def _checked(exercise, answers, reuse: bool) -> Result:
+    """The verdict. A grader's notebook checks an exercise twice (the grader's ``require``,
+    the lesson's ``check``): a ``check`` of the same answers, unchanged since, gets the verdict
+    they got; ``require``, which scores, always checks afresh."""
     if not graded():
         return exercise.run(*answers)
-    # A grader's notebook checks an exercise twice (the lesson's check, the grader's require):
-    # the same answers, unchanged since, get the verdict they got.
     seen = [_as_checked(a) for a in answers]
     kept = _graded.get(exercise.id)
-    if kept is None or kept[0] != seen:
+    if not reuse or kept is None or kept[0] != seen:
         kept = _graded[exercise.id] = (seen, answers, exercise.run(*answers))
     return kept[2]
 
@@ -143,7 +148,11 @@ def require(exercise_id: str, *answers) -> None:
     raises (nbgrader's test cells, otter-grader's tests): silent when the answers pass,
     :class:`CheckFailed` (an ``AssertionError``) with the check's message otherwise.
     """
-    result = check(exercise_id, *answers)
+    exercise = EXERCISES.get(str(exercise_id))
+    if exercise is None:
+        result = Result(str(exercise_id), FAILED, _unknown(exercise_id))
+    else:
+        result = _checked(exercise, answers, reuse=False)
     if not result.passed:
         raise CheckFailed(result)
 

@@ -19,6 +19,7 @@ there (``course_lib.choice_history``), and the message says so.
 """
 
 import builtins
+import contextlib
 import functools
 import io
 import json
@@ -44,6 +45,9 @@ from . import sandbox
 from .execution import ONE_THREAD
 from .inside import write_frame
 
+# How long a kernel that has run the notebook may take to connect before a server process
+# serves its answers instead: it connects at once, unless its serving cell failed.
+ATTACH_SECONDS = 20
 # A reply larger than this is refused: the largest answer, lesson 7's PyTorch encoder, is 76 MB.
 MAX_FRAME = 256 << 20
 
@@ -62,6 +66,7 @@ class Link:
         self.folder, self.sandboxed, self.timeout = folder, sandboxed, timeout
         self.process = self.connection = None  # the server: a process, or the kernel's socket
         self.requests = self.replies = None  # the binary streams to it and from it
+        self.stop_kernel = None
         self.stand_ins = {}  # handle -> its stand-in: one object for one function of the learner's
 
     def __enter__(self):
@@ -70,14 +75,17 @@ class Link:
     def __exit__(self, *exc):
         self.stop()
 
-    def attach(self, listener: socket.socket) -> bool:
+    def attach(self, listener: socket.socket, stop_kernel=None) -> bool:
         """Take the notebook's kernel as the server: it connects to ``listener`` once it runs
-        ``inside.serve_here``. False when it does not within the time limit."""
-        listener.settimeout(self.timeout)
+        ``inside.serve_here``, at once unless that cell failed. False when it does not.
+        ``stop_kernel()`` is called when the grader stops serving from it: a kernel stuck
+        in a check must not keep a core busy while a server process takes over."""
+        listener.settimeout(min(self.timeout, ATTACH_SECONDS))
         try:
             self.connection, _ = listener.accept()
         except OSError:
             return False
+        self.stop_kernel = stop_kernel
         self.connection.settimeout(None)  # replies are read with a deadline of their own
         self.requests = self.connection.makefile("wb")
         self.replies = self.connection.makefile("rb", buffering=0)
@@ -86,16 +94,24 @@ class Link:
     def ended(self) -> bool:
         """Whether the server has ended (asked by the process that started it)."""
         if self.connection is not None:  # readable with nothing to read: the kernel hung up
-            if not select.select([self.connection], [], [], 0)[0]:
-                return False
-            return not self.connection.recv(1, socket.MSG_PEEK)
+            try:
+                if not select.select([self.connection], [], [], 0)[0]:
+                    return False
+                return not self.connection.recv(1, socket.MSG_PEEK)
+            except OSError:
+                return True
         return self.process is not None and self.process.poll() is not None
 
     def stop(self) -> None:
         self.stand_ins.clear()  # a new server's handles name other objects
-        if self.connection is not None:
-            self.connection.close()
-            self.connection = None
+        if self.connection is not None:  # shut down for every process holding it (a check's
+            with contextlib.suppress(OSError):  # child too): the kernel's serving ends
+                self.connection.shutdown(socket.SHUT_RDWR)
+            for stream in (self.requests, self.replies, self.connection):
+                stream.close()
+            self.connection = self.requests = self.replies = None
+            if self.stop_kernel is not None:
+                self.stop_kernel()
         if self.process is not None:
             self.process.kill()
             self.process.wait()

@@ -159,7 +159,8 @@ def _error(nb, index: int) -> str | None:
 def _serve(client, workdir: Path, serve) -> None:
     """Have the kernel serve the checks: it connects to a socket in a folder it shares with
     this process, and serves in one more cell, whose end is not awaited; ``serve`` is called
-    with the listening socket and does the checking meanwhile. Where no socket can be made
+    with the listening socket and a function that stops the kernel, and does the checking
+    meanwhile. Where no socket can be made
     there (a path too long, a name taken), ``serve`` is not called: a server process will do."""
     runtime = getattr(client.km, "runtime", None) or workdir.parent
     path = os.path.join(runtime, f"checks-{secrets.token_hex(4)}")  # no name a cell could take
@@ -171,13 +172,14 @@ def _serve(client, workdir: Path, serve) -> None:
             return
         listener.listen(1)
         client.kc.execute(SERVE.format(path=path), silent=True, store_history=False)
-        serve(listener)
+        process = getattr(client.km.provisioner, "process", None)  # the sandbox, kernel inside
+        serve(listener, process.kill if process is not None else None)
 
 
 def _run_once(nb, workdir, timeout, skip, export, sandboxed, serve=None):
     """One run in a fresh kernel: (cell errors, index of the fatal cell, why it was fatal).
-    ``serve(listener)``, if given, is called once the answers are exported, while the kernel
-    serves them."""
+    ``serve(listener, stop_kernel)``, if given, is called once the answers are exported,
+    while the kernel serves them."""
     client = _Client(
         nb,
         timeout=timeout,
@@ -229,8 +231,9 @@ def run(
 
     With ``sandboxed``, the kernel (every line of the student's code) runs in the sandbox, in
     ``workdir``; this process only sends it the cells and reads what comes back. ``serve``, if
-    given, is called with a listening Unix socket while the kernel of the run that exported
-    the answers is still there, to serve the checks from it (``checking.Link.attach``)."""
+    given, is called with a listening Unix socket and a function that stops the kernel, while
+    the kernel of the run that exported the answers is still there, to serve the checks from
+    it (``checking.Link.attach``)."""
     for cell in nb.cells:
         if cell.cell_type == "code":
             cell.outputs, cell.execution_count = [], None

@@ -74,8 +74,8 @@ def grade(
             with Link(folder, sandboxed, timeout) as link:
                 results = {}
 
-                def check_answers(listener):  # the kernel serves the answers meanwhile
-                    link.attach(listener)  # if it does not, a server process starts
+                def check_answers(listener, stop_kernel):  # the kernel serves meanwhile
+                    link.attach(listener, stop_kernel)  # if it does not, a server process
                     results.update(evaluate(link, checked, sources, timeout, moves))
                     link.stop()  # ends the kernel's serving before it shuts down
 

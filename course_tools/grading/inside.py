@@ -59,9 +59,12 @@ class Server:
     # Handles: an answer is "answer:NAME" (the same after a restart), anything else a number.
 
     def answer(self, name: str):
-        if self.namespace is not None:
+        if self.namespace is not None:  # as the export has it: what it could not carry fails
             if name not in self.namespace:
                 raise LookupError("not defined")
+            exported = self.exported().get(name)
+            if isinstance(exported, dict) and "error" in exported:
+                raise LookupError(exported["error"])
             with contextlib.suppress(Exception):  # as the export reads it
                 self.sources[f"answer:{name}"] = self.remote.source_of(self.namespace[name])
             return self.namespace[name]
@@ -76,12 +79,14 @@ class Server:
         return cloudpickle.loads(base64.b64decode(entry["pickle"]))
 
     def loaded_names(self) -> set[str]:
-        if self.namespace is not None:
-            return set(self.namespace)
+        return set(self.namespace) if self.namespace is not None else set(self.exported())
+
+    def exported(self) -> dict:
+        """What the kernel's export wrote: name -> {"file": ...} or {"error": ...}."""
         if self.loaded is None:
             path = self.folder / ANSWERS
             self.loaded = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
-        return set(self.loaded)
+        return self.loaded
 
     def resolve(self, handle):
         if isinstance(handle, str) and handle.startswith("answer:"):
