@@ -29,6 +29,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from functools import partial
 from pathlib import Path
@@ -412,8 +413,16 @@ def isolated(task, timeout: float) -> dict:
 def _import_once() -> None:
     """Import here, once, what checks import on first use: each exercise's child, forked
     from this process, would import it again (a first optimizer imports torch._dynamo, over
-    a second of work)."""
-    torch.optim.Adam([torch.zeros(1, requires_grad=True)])
+    a second of work). The folder that import makes for compiled code goes with it."""
+    saved = os.environ.get("TORCHINDUCTOR_CACHE_DIR")
+    with tempfile.TemporaryDirectory(prefix="torch-") as folder:
+        os.environ["TORCHINDUCTOR_CACHE_DIR"] = folder
+        try:
+            torch.optim.Adam([torch.zeros(1, requires_grad=True)])
+        finally:
+            os.environ.pop("TORCHINDUCTOR_CACHE_DIR")
+            if saved is not None:
+                os.environ["TORCHINDUCTOR_CACHE_DIR"] = saved
 
 
 def evaluate(
