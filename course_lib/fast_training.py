@@ -43,13 +43,16 @@ from .masks import target_mask
 
 def applies(model, src, src_mask) -> bool:
     """Whether ``model(src, tgt)`` takes this path: training on a CPU, the default source mask,
-    some padding to skip, and no hooks anywhere in the model (``record_attention``, say),
-    which this path would not call."""
+    some padding to skip, a source the positional encoding covers (the reference path says
+    what is wrong with one too long), and no hooks anywhere in the model
+    (``record_attention``, say), which this path would not call."""
     return (
         model.training
         and model.config.fast_training
         and src_mask is None
         and src.device.type == "cpu"
+        and src.dim() == 2
+        and src.shape[1] <= model.positional.pe.shape[0]
         and not any(m._forward_hooks or m._forward_pre_hooks for m in model.modules())
         and bool((src == PAD_ID).any())
     )
