@@ -160,8 +160,8 @@ def _serve(client, workdir: Path, serve) -> None:
     """Have the kernel serve the checks: it connects to a socket in a folder it shares with
     this process, and serves in one more cell, whose end is not awaited; ``serve`` is called
     with the listening socket and a function that stops the kernel, and does the checking
-    meanwhile. Where no socket can be made
-    there (a path too long, a name taken), ``serve`` is not called: a server process will do."""
+    meanwhile. Where no socket can be made there (a path too long, a name taken), ``serve``
+    is not called: a server process will do."""
     runtime = getattr(client.km, "runtime", None) or workdir.parent
     path = os.path.join(runtime, f"checks-{secrets.token_hex(4)}")  # no name a cell could take
     with socket.socket(socket.AF_UNIX) as listener:

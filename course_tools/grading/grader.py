@@ -74,17 +74,17 @@ def grade(
             with Link(folder, sandboxed, timeout) as link:
                 results = {}
 
-                def check_answers(listener, stop_kernel):  # the kernel serves meanwhile
-                    link.attach(listener, stop_kernel)  # if it does not, a server process
+                def check_answers(listener, stop_kernel):  # while the kernel serves
+                    link.attach(listener, stop_kernel)  # or, if it never connects, a process
                     results.update(evaluate(link, checked, sources, timeout, moves))
-                    link.stop()  # ends the kernel's serving before it shuts down
+                    link.stop()
 
                 ran = execution.run(nb, folder, names, timeout, sandboxed, check_answers)
                 graded.problems += ran.problems
-                if ran.exported and not results:
-                    results = evaluate(link, checked, sources, timeout, moves)
-                elif not ran.exported:
+                if not ran.exported:
                     results = {}
+                elif not results:  # the kernel was never asked to serve: a server process
+                    results = evaluate(link, checked, sources, timeout, moves)
     except (notebooks.InvalidNotebook, ValueError) as e:
         graded.invalid = str(e)
         _score_nothing(graded, graded.lesson or lesson or notebooks.lesson_in_name(path), points)
