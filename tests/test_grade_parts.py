@@ -1,7 +1,6 @@
 """The grader's parts, without a kernel: reading notebooks, finding reference code,
 isolating checks, points and reports."""
 
-import base64
 import functools
 import io
 import json
@@ -218,7 +217,8 @@ def test_check_one_reports_missing_names_and_flags_references(tmp_path):
 
     def checked(exercise_id: str, name: str, answer) -> dict:
         """``check_one`` on ``answer`` as the sandbox's server hands it over (unsandboxed)."""
-        blob = {name: {"pickle": base64.b64encode(cloudpickle.dumps(answer)).decode()}}
+        (tmp_path / "answer.pickle").write_bytes(cloudpickle.dumps(answer))  # as exported
+        blob = {name: {"file": "answer.pickle"}}
         (tmp_path / ANSWERS).write_text(json.dumps(blob), encoding="utf-8")
         with Link(tmp_path, sandboxed=False) as link:
             return check_one(EXERCISES[exercise_id], link.answers([name]))

@@ -13,7 +13,6 @@ have changed any of it. It runs in one of two places:
   when the kernel cannot serve, or stopped serving (a check that timed out, a crash).
 """
 
-import base64
 import builtins
 import contextlib
 import dataclasses
@@ -69,14 +68,12 @@ class Server:
                 self.sources[f"answer:{name}"] = self.remote.source_of(self.namespace[name])
             return self.namespace[name]
         entry = self.loaded.get(name) if name in self.loaded_names() else None
-        if not isinstance(entry, dict) or not {"file", "pickle"} & set(entry):
+        if not isinstance(entry, dict) or "file" not in entry:
             raise LookupError(entry.get("error") if isinstance(entry, dict) else "not exported")
         import cloudpickle
 
         self.sources[f"answer:{name}"] = entry.get("source")
-        if "file" in entry:  # the kernel's export
-            return cloudpickle.loads((self.folder / entry["file"]).read_bytes())
-        return cloudpickle.loads(base64.b64decode(entry["pickle"]))
+        return cloudpickle.loads((self.folder / entry["file"]).read_bytes())
 
     def loaded_names(self) -> set[str]:
         return set(self.namespace) if self.namespace is not None else set(self.exported())
