@@ -118,13 +118,13 @@ sandbox-tool:
 	  || echo "bubblewrap could not be installed: the grader will say what to do"
 
 # What students receive (lessons, course_lib, binder/; no solutions, no instructor tools), to push
-# as the repository's students branch, which the README's Binder and hub links open.
+# as the repository's students branch, which the Binder and hub links of docs/ open.
 RELEASE ?= build/release
 
 release: $(VENV)/.tools     ## the students' release, without solutions: build/release/
 	$(BIN)/python -m course_tools.release $(RELEASE)
 
-# The course on the platforms instructors already run ("Teaching a class" in the README), from
+# The course on the platforms instructors already run (docs/teaching.md), from
 # solutions/ and points.toml. Some lessons: LESSONS="03 05"; nbgrader's course id: COURSE_ID=...
 nbgrader: $(VENV)/.tools    ## an nbgrader course directory (config, source/lessonNN/): build/nbgrader/
 	$(BIN)/python -m course_tools.classroom nbgrader $(SOME_LESSONS) $(if $(COURSE_ID),--course-id $(COURSE_ID))

@@ -5,6 +5,7 @@ instructors' and maintainers' tools are the separate package ``course_tools``.
 
 The Transformer, one concept per module:
     attention       scaled dot-product and multi-head attention (§3.2); recording attention maps
+    attention_speed multi-head attention's CPU speed paths, apart from the paper's version
     masks           causal and padding masks (True = may attend)
     positional      sinusoidal positional encoding (§3.5)
     dropout         dropout (§5.4) with a random mask that is cheap to draw on a CPU

@@ -19,8 +19,9 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from . import _validate
+from . import _validate, attention_speed
 from .dropout import dropout
+from .masks import masked_softmax
 
 
 def scaled_dot_product_attention(q, k, v, mask=None, *, dropout_p: float = 0.0):
@@ -41,6 +42,15 @@ def scaled_dot_product_attention(q, k, v, mask=None, *, dropout_p: float = 0.0):
         ``(output, weights)``: output ``(..., T_q, Dv)``; weights ``(..., T_q, T_k)``, each row
         summing to 1 (or all zeros for a row with nothing to attend to), before dropout.
     """
+    _check_inputs(q, k, v, mask, dropout_p)
+    scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])  # (..., T_q, T_k)
+    weights = masked_softmax(scores, mask, dim=-1)
+    mixing = dropout(weights, dropout_p)
+    return mixing @ v, weights  # (..., T_q, Dv), (..., T_q, T_k)
+
+
+def _check_inputs(q, k, v, mask, dropout_p) -> None:
+    """A ValueError or TypeError naming what is wrong with the arguments, before any work."""
     for name, x in (("q", q), ("k", k), ("v", v)):
         _validate.tensor(name, x, floating=True)
         if x.dim() < 2:
@@ -66,22 +76,6 @@ def scaled_dot_product_attention(q, k, v, mask=None, *, dropout_p: float = 0.0):
     _validate.mask("mask", mask, (*lead, q.shape[-2], k.shape[-2]), "(..., T_q, T_k)")
     _validate.probability("dropout_p", dropout_p)
 
-    scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])  # (..., T_q, T_k)
-    weights = _masked_softmax(scores, mask, dim=-1)
-    mixing = dropout(weights, dropout_p)
-    return mixing @ v, weights  # (..., T_q, Dv), (..., T_q, T_k)
-
-
-def _masked_softmax(scores, mask, dim: int):
-    """Softmax over the keys' axis ``dim``, each query seeing only the keys ``mask`` allows."""
-    if mask is None:
-        return scores.softmax(dim=dim)
-    # A query with no allowed key would get all -inf, and softmax would turn it into NaN.
-    # Let such queries see everything, then zero them: zeros out, no NaN in either pass.
-    has_key = mask.any(dim=dim, keepdim=True)
-    weights = scores.masked_fill(~(mask | ~has_key), float("-inf")).softmax(dim=dim)
-    return weights if has_key.all() else weights * has_key
-
 
 class MultiHeadAttention(nn.Module):
     """Multi-head attention, paper §3.2.2: Concat(head_1..head_H) W^O.
@@ -96,10 +90,8 @@ class MultiHeadAttention(nn.Module):
         dropout: dropout on the attention weights (as ``nn.MultiheadAttention``).
         bias: whether the four projections have biases.
 
-    Three paths compute the same function: the written-out :func:`scaled_dot_product_attention`
-    when the weights are asked for; in training with dropout on a CPU, its transposed twin
-    (faster there; it draws other dropout masks from the same seed); otherwise PyTorch's fused
-    kernel, which on a GPU also draws the dropout masks, in the same pass.
+    The paper's version is :func:`scaled_dot_product_attention`, used when the weights are
+    asked for. Otherwise ``forward`` takes a faster route to the same numbers (see there).
 
     Shape:
         query ``(B, T_q, D)``, key and value ``(B, T_k, D)``, optional boolean mask
@@ -138,11 +130,13 @@ class MultiHeadAttention(nn.Module):
         q, k, v = map(self._split, self._project(query, key, value))  # (B, H, T, Dk) each
         p = self.dropout if self.training else 0.0
         weights = None
-        if need_weights:
+        if need_weights:  # the paper's lines, written out: the only path that keeps weights
             heads, weights = scaled_dot_product_attention(q, k, v, mask, dropout_p=p)
-        elif p > 0 and q.device.type == "cpu":  # PyTorch's CPU dropout is slow, fused or not
-            heads = _attention_keys_first(q, k, v, mask, p)
-        else:  # the fused kernel (with its own dropout on a GPU): same maths, same mask polarity
+        elif p > 0 and q.device.type == "cpu":
+            # Training on a CPU: the fused kernel's dropout is slow there, and so is a softmax
+            # along rows as short as the lessons' sentences; this path avoids both.
+            heads = attention_speed.keys_first(q, k, v, mask, p)
+        else:  # PyTorch's fused kernel (its own dropout on a GPU): same maths, same polarity
             heads = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=p)
         concat = heads.transpose(1, 2).reshape(B, T_q, D)  # (B, H, T_q, Dk) -> (B, T_q, D)
         return self.w_o(concat), weights
@@ -150,16 +144,17 @@ class MultiHeadAttention(nn.Module):
     def _project(self, query, key, value):
         """``w_q(query)``, ``w_k(key)``, ``w_v(value)``, each ``(B, T, D)``.
 
-        Projections of the same tensor are done as one product with their weights stacked:
-        the same numbers, but on a CPU each product has a fixed cost that dominates at the
-        lessons' sizes. Self-attention stacks all three; cross-attention K and V (the memory).
+        A speed path: projections of the same tensor are done as one product with their
+        weights stacked (:func:`~course_lib.attention_speed.stacked`), the same numbers, but
+        on a CPU each product has a fixed cost that dominates at the lessons' sizes.
+        Self-attention stacks all three; cross-attention K and V (the memory).
         Stacked, the three ``nn.Linear`` modules lend their weights but are not called, so
         hooks registered on them do not fire.
         """
         if query is key is value:
-            return _stacked(query, self.w_q, self.w_k, self.w_v)
+            return attention_speed.stacked(query, self.w_q, self.w_k, self.w_v)
         if key is value:
-            return (self.w_q(query), *_stacked(key, self.w_k, self.w_v))
+            return (self.w_q(query), *attention_speed.stacked(key, self.w_k, self.w_v))
         return self.w_q(query), self.w_k(key), self.w_v(value)
 
     def _split(self, x):
@@ -190,29 +185,6 @@ class MultiHeadAttention(nn.Module):
     def extra_repr(self) -> str:
         sizes = f"d_model={self.d_model}, n_heads={self.n_heads}, d_k={self.d_k}"
         return f"{sizes}, dropout={self.dropout}"
-
-
-def _attention_keys_first(q, k, v, mask, dropout_p: float):
-    """:func:`scaled_dot_product_attention`'s output, with the scores laid out key by query.
-
-    The same numbers, transposed: scores ``(..., T_k, T_q)`` and softmax over the keys, axis -2.
-    On a CPU, PyTorch's softmax along rows as short as the lessons' sentences (about 11 numbers)
-    is slower than across them, forward and backward, and it is a large part of a training
-    step's attention time. The weights are not returned: the explorers use the written-out
-    function. Dropout masks are drawn in this layout, so with the same seed a training step
-    here and one through :func:`scaled_dot_product_attention` drop different weights.
-    """
-    scores_t = k @ q.transpose(-2, -1) / math.sqrt(q.shape[-1])  # (..., T_k, T_q)
-    mask_t = None if mask is None else mask.transpose(-2, -1)
-    weights_t = _masked_softmax(scores_t, mask_t, dim=-2)
-    return dropout(weights_t, dropout_p).transpose(-2, -1) @ v  # (..., T_q, Dv)
-
-
-def _stacked(x, *linears: nn.Linear) -> tuple[torch.Tensor, ...]:
-    """``tuple(linear(x) for linear in linears)`` as one matrix product."""
-    weight = torch.cat([linear.weight for linear in linears])  # (n * out, in)
-    bias = None if linears[0].bias is None else torch.cat([linear.bias for linear in linears])
-    return F.linear(x, weight, bias).chunk(len(linears), dim=-1)
 
 
 @contextmanager

@@ -145,8 +145,8 @@ class _Packing(NamedTuple):
 
     def unpack(self, rows):
         """Packed rows ``(N, W)`` -> ``(B, S, W)``, zeros at the padded positions."""
-        full = rows.new_zeros(self.B * self.S, rows.shape[1])
-        return full.index_copy(0, self.index, rows).view(self.B, self.S, -1)
+        full = rows.new_zeros(self.B * self.S, rows.shape[1])  # in place: no copy of the zeros
+        return full.index_copy_(0, self.index, rows).view(self.B, self.S, -1)
 
     def pack(self, x):
         """``(B, S, W)`` -> the real positions' rows ``(N, W)``."""
@@ -171,7 +171,7 @@ class _Mask(NamedTuple):
 
 
 def _keys_first(q, k, v, mask, p):
-    """:func:`~course_lib.attention._attention_keys_first`, masked by adding 0 or -inf to the
+    """:func:`~course_lib.attention_speed.keys_first`, masked by adding 0 or -inf to the
     scores in the same operation that scales them."""
     scores_t = torch.add(mask.bias_t, k @ q.transpose(-2, -1), alpha=q.shape[-1] ** -0.5)
     weights_t = scores_t.softmax(dim=-2)  # (B, H, T_k, T_q)

@@ -8,6 +8,8 @@ import numpy as np
 import torch
 from torch import nn
 
+from .model import EncoderLayer, Transformer, TransformerConfig
+
 
 def _copy_attention(ours, theirs: nn.MultiheadAttention) -> None:
     # PyTorch stacks W_q, W_k, W_v into one (3D, D) in_proj_weight.
@@ -46,8 +48,6 @@ def copy_weights_from_torch(ours, theirs: nn.Transformer):
     Returns:
         ``ours``, for chaining.
     """
-    from .model import Transformer  # here, because model.py re-exports this function
-
     if not isinstance(ours, Transformer):
         raise TypeError(f"ours must be a course_lib.model.Transformer; got {type(ours).__name__}")
     if not isinstance(theirs, nn.Transformer):
@@ -108,8 +108,6 @@ def encoder_layers_from_numpy(p, dtype: torch.dtype = torch.float64):
     Returns:
         ``(ours, theirs)``.
     """
-    from .model import EncoderLayer, TransformerConfig  # here: model.py imports this module
-
     d_model, d_ff = p.w1.shape
     config = TransformerConfig(
         d_model=d_model, n_heads=1, d_ff=d_ff, dropout=0.0, attention_bias=True

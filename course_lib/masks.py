@@ -43,3 +43,14 @@ def padding_mask(tokens: torch.Tensor, pad_id: int) -> torch.Tensor:
 def target_mask(tgt: torch.Tensor, pad_id: int) -> torch.Tensor:
     """Decoder self-attention mask: causal *and* not padding, ``(B, 1, T, T)``."""
     return padding_mask(tgt, pad_id) & causal_mask(tgt.shape[1], device=tgt.device)
+
+
+def masked_softmax(scores, mask, dim: int):
+    """Softmax over the keys' axis ``dim``, each query seeing only the keys ``mask`` allows."""
+    if mask is None:
+        return scores.softmax(dim=dim)
+    # A query with no allowed key would get all -inf, and softmax would turn it into NaN.
+    # Let such queries see everything, then zero them: zeros out, no NaN in either pass.
+    has_key = mask.any(dim=dim, keepdim=True)
+    weights = scores.masked_fill(~(mask | ~has_key), float("-inf")).softmax(dim=dim)
+    return weights if has_key.all() else weights * has_key

@@ -15,7 +15,6 @@ from torch import nn
 from . import _validate, fast_training
 from .attention import MultiHeadAttention, record_attention
 from .data import PAD_ID
-from .interop import copy_weights_from_torch  # re-exported: the model API in one place
 from .layers import PositionwiseFeedForward, ResidualSublayer
 from .masks import padding_mask, target_mask
 from .parameters import count_parameters  # re-exported
@@ -340,7 +339,6 @@ __all__ = [
     "Transformer",
     "TransformerConfig",
     "UnmaskedByDefault",
-    "copy_weights_from_torch",
     "count_parameters",
     "make_encoder",
     "record_attention",

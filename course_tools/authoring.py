@@ -39,12 +39,14 @@ repository's address (:mod:`course_tools.setup_cell`, :mod:`course_tools.reposit
 
 Commands (run from the repository root)::
 
-    python -m course_tools.authoring execute [SOURCE ...]  # build and run solutions/*.ipynb
+    python -m course_tools.authoring execute [SOURCE ...]  # the prompts' rules written, then
+                                                           # solutions/*.ipynb built and run
     python -m course_tools.authoring lessons               # regenerate lessons/ (and the
                                                            # model answers of course_lib)
     python -m course_tools.authoring format                # ruff format the sources' code cells
     python -m course_tools.authoring rules                 # each prompt's "what you may use"
-    python -m course_tools.authoring links                 # the README's links, from the address
+    python -m course_tools.authoring links                 # the links of README.md and docs/*.md,
+                                                           # from the address
     python -m course_tools.authoring check                 # exit 1 if anything is out of date
 """
 
@@ -453,13 +455,20 @@ def main(argv=None) -> int:
     )
     parser.add_argument("--solutions", type=Path, default=Path("solutions"))
     parser.add_argument("--lessons", type=Path, default=Path("lessons"))
-    parser.add_argument("--readme", type=Path, default=Path("README.md"))
+    parser.add_argument(
+        "--pages",
+        nargs="+",
+        type=Path,
+        help="the pages whose links are written from the address (default: README.md, docs/*.md)",
+    )
     parser.add_argument("--answers", type=Path, default=Path("course_lib/model_answers_data.py"))
     args = parser.parse_args(argv)
     chosen = [p.with_suffix(".ipynb") for p in args.notebooks]
     every = sorted(p.with_suffix(".ipynb") for p in args.solutions.glob("[0-9]*.py"))
-    if args.command == "execute":
+    if args.command == "execute":  # the prompts' rules first: they are part of the source
         for path in chosen or every:
+            if prompts.write(sources.source_of(path)):
+                print(f"wrote the rules into the prompts of {sources.source_of(path)}")
             print(f"executing {sources.source_of(path)} -> {path}", flush=True)
             execute(path)
         return 0
@@ -483,14 +492,15 @@ def main(argv=None) -> int:
         if write_model_answers(args.solutions, args.answers):
             print(f"wrote {args.answers}")
         return 0
+    pages = args.pages or repository.documents(Path("."))
     if args.command == "links":
-        if repository.write_readme(args.readme, repository.address(), args.lessons):
-            print(f"wrote the links of {repository.address()} into {args.readme}")
+        for page in repository.write_links(pages, repository.address(), args.lessons):
+            print(f"wrote the links of {repository.address()} into {page}")
         return 0
     problems = [d for p in sorted(args.solutions.glob("[0-9]*.ipynb")) if (d := sources.drift(p))]
     problems += stale_lessons(args.solutions, args.lessons)
     problems += stale_model_answers(args.solutions, args.answers)
-    links = repository.readme_drift(args.readme, repository.address(), args.lessons)
+    links = repository.links_drift(pages, repository.address(), args.lessons)
     if links:
         print(f"{links}; write them with: python -m course_tools.authoring links")
     prompt_problems = [d for p in every for d in prompts.drift(sources.source_of(p))]

@@ -2,7 +2,7 @@
 
 ``python -m course_tools.release [OUT]`` (``make release``; default ``build/release``) writes a
 folder to push as the repository's ``students`` branch (or a repository of its own), which the
-README's Binder and nbgitpuller links open:
+Binder and nbgitpuller links of the instructors' guide (``docs/teaching.md``) open:
 
 - ``lessons/`` (the learners' copies), ``course_lib/`` (what the lessons import; the model
   answers of the written questions are left out, since the instructor grades those answers),

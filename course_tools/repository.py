@@ -1,9 +1,10 @@
 """Where the course lives online: its address, written once, and every link made from it.
 
 The address is ``[project.urls] Repository`` in ``pyproject.toml``. The setup cell of every
-lesson (:mod:`course_tools.setup_cell`) installs the course from it, and the README's links
-(one Colab badge and one Kaggle link per lesson, Binder, JupyterHub's nbgitpuller) are
-written from it by ``python -m course_tools.authoring links``; ``authoring check`` and the
+lesson (:mod:`course_tools.setup_cell`) installs the course from it, and the links of the
+README and the guides in ``docs/`` (one Colab badge and one Kaggle link per lesson, in the
+learners' guide; Binder; JupyterHub's nbgitpuller) are written from it by
+``python -m course_tools.authoring links``; ``authoring check`` and the
 tests fail when any of them disagrees with it. A fork changes that one line, then runs
 ``make solutions`` (the setup cells change) and ``authoring links``.
 """
@@ -19,7 +20,7 @@ BRANCH = "main"  # what the Colab and Kaggle links open and the setup cell insta
 RELEASE_BRANCH = "students"
 GITHUB = re.compile(r"https://github\.com/([\w.-]+)/([\w.-]+)")
 
-# The README's table of hosted-notebook links lies between these two lines.
+# The table of hosted-notebook links (in docs/learning.md) lies between these two lines.
 TABLE_START = (
     "<!-- Written by `python -m course_tools.authoring links` from pyproject.toml's "
     "[project.urls] Repository: edit that, not this table. -->"
@@ -87,7 +88,8 @@ def nbgitpuller(url: str) -> str:
 
 
 def lesson_table(url: str, lessons: list[tuple[str, str]]) -> str:
-    """The README's table: one row per ``(path, title)``, a Colab badge and a Kaggle link."""
+    """The table of hosted notebooks: one row per ``(path, title)``, a Colab badge and a
+    Kaggle link."""
     rows = [TABLE_START, "| Lesson | Google Colab | Kaggle |", "|---|---|---|"]
     for path, title in lessons:
         badge = f"[![Open in Colab]({COLAB_BADGE})]({colab(url, path)})"
@@ -95,22 +97,29 @@ def lesson_table(url: str, lessons: list[tuple[str, str]]) -> str:
     return "\n".join([*rows, TABLE_END])
 
 
-# Any link of these kinds in the README, whatever repository it names (OWNER/REPO included).
+# Any link of these kinds in a page, whatever repository it names (OWNER/REPO included).
 _LINKS = {
     "binder": re.compile(r"https://mybinder\.org/v2/gh/[^\s)`\]]+"),
     "nbgitpuller": re.compile(r"https://HUB/hub/user-redirect/git-pull\?[^\s)`\]]+"),
 }
 
 
-def readme_text(text: str, url: str, lessons: list[tuple[str, str]]) -> str:
-    """The README ``text`` with the table and every Binder and nbgitpuller link written for
-    ``url``; a ValueError if it has no place for the table."""
+def documents(root: Path = ROOT) -> list[Path]:
+    """The pages whose links are written from the address: README.md and docs/*.md."""
+    return [Path(root) / "README.md", *sorted((Path(root) / "docs").glob("*.md"))]
+
+
+def links_text(text: str, url: str, lessons: list[tuple[str, str]]) -> str:
+    """A page's ``text`` with the table (where its two marker lines are) and every Binder and
+    nbgitpuller link written for ``url``; a ValueError for a marker line without the other."""
     start, end = text.find(TABLE_START), text.find(TABLE_END)
-    if start < 0 or end < start:
+    if (start < 0) != (end < 0) or end < start:
         raise ValueError(
-            f"the README should hold the lines {TABLE_START!r} and {TABLE_END!r}, in that order"
+            f"the table should lie between the lines {TABLE_START!r} and {TABLE_END!r}, in "
+            "that order"
         )
-    text = text[:start] + lesson_table(url, lessons) + text[end + len(TABLE_END) :]
+    if start >= 0:
+        text = text[:start] + lesson_table(url, lessons) + text[end + len(TABLE_END) :]
     text = _LINKS["binder"].sub(binder(url), text)
     return _LINKS["nbgitpuller"].sub(nbgitpuller(url), text)
 
@@ -130,22 +139,38 @@ def lesson_titles(lessons: Path) -> list[tuple[str, str]]:
     return found
 
 
-def write_readme(readme: Path, url: str, lessons: Path) -> bool:
-    """Write the links into ``readme``; returns whether it changed."""
-    text = readme.read_text(encoding="utf-8")
-    new = readme_text(text, url, lesson_titles(lessons))
-    if new != text:
-        readme.write_text(new, encoding="utf-8")
-    return new != text
+def _rewritten(pages: list[Path], url: str, lessons: Path) -> dict[Path, tuple[str, str]]:
+    """{page: (its text, its text with the links of ``url``)}; a ValueError unless exactly
+    one page holds the table."""
+    texts = {page: Path(page).read_text(encoding="utf-8") for page in pages}
+    holding = [str(page) for page, text in texts.items() if TABLE_START in text]
+    if len(holding) != 1:
+        raise ValueError(
+            f"one of {', '.join(map(str, pages))} should hold the table of hosted notebooks "
+            f"between the lines {TABLE_START!r} and {TABLE_END!r}; "
+            f"{len(holding)} do{': ' + ', '.join(holding) if holding else ''}"
+        )
+    titles = lesson_titles(lessons)
+    return {page: (text, links_text(text, url, titles)) for page, text in texts.items()}
 
 
-def readme_drift(readme: Path, url: str, lessons: Path) -> str | None:
-    """Why ``readme``'s links disagree with ``url``, or None if they agree."""
-    text = readme.read_text(encoding="utf-8")
+def write_links(pages: list[Path], url: str, lessons: Path) -> list[Path]:
+    """Write the links of ``url`` into ``pages``; returns the pages that changed."""
+    changed = []
+    for page, (old, new) in _rewritten(pages, url, lessons).items():
+        if new != old:
+            Path(page).write_text(new, encoding="utf-8")
+            changed.append(page)
+    return changed
+
+
+def links_drift(pages: list[Path], url: str, lessons: Path) -> str | None:
+    """Why the links in ``pages`` disagree with ``url``, or None if they agree."""
     try:
-        new = readme_text(text, url, lesson_titles(lessons))
+        rewritten = _rewritten(pages, url, lessons)
     except ValueError as e:
-        return f"{readme}: {e}"
-    if new != text:
-        return f"{readme}'s hosted-notebook links are not those of {url}"
+        return str(e)
+    stale = [str(page) for page, (old, new) in rewritten.items() if new != old]
+    if stale:
+        return f"the hosted-notebook links of {', '.join(stale)} are not those of {url}"
     return None

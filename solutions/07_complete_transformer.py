@@ -906,7 +906,7 @@ check("7.10", library_encoder, library_output)
 # **Agreement with `course_lib`.** With the same weights and dropout off, PyTorch's `nn.Transformer` and `course_lib`'s `Transformer` compute the same function. `copy_weights_from_torch` copies one into the other (a small size, so it runs fast):
 
 # %% id="f16b7205"
-from course_lib.model import copy_weights_from_torch
+from course_lib.interop import copy_weights_from_torch
 
 torch.manual_seed(0)
 theirs = nn.Transformer(

@@ -3,9 +3,9 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from course_lib import attention_speed
 from course_lib.attention import (
     MultiHeadAttention,
-    _attention_keys_first,
     record_attention,
     scaled_dot_product_attention,
 )
@@ -350,7 +350,7 @@ def test_the_training_path_computes_the_written_out_attention(make_mask):
     grads = []
     for attend in (
         lambda *t: scaled_dot_product_attention(*t, mask)[0],
-        lambda *t: _attention_keys_first(*t, mask, 0.0),
+        lambda *t: attention_speed.keys_first(*t, mask, 0.0),
     ):
         leaves = [t.clone().requires_grad_() for t in (q, k, v)]
         out = attend(*leaves)

@@ -136,6 +136,19 @@ def test_the_notebook_and_the_grader_read_the_same_declaration():
     assert EXERCISES["5.5"].rules.loops is False
 
 
+# Keyword arguments an exercise asks to have written out -----------------------------------------
+
+
+def test_a_value_made_with_a_written_out_keyword_is_refused():
+    rules = Rules(written_out=("label_smoothing",))
+    made = ["import torch.nn.functional as F", "loss = F.cross_entropy(x, y, label_smoothing=0.1)"]
+    message = broken(rules, 0.5, "loss", made)
+    assert "`loss` is computed with `label_smoothing=`" in message and "written out" in message
+    assert broken(rules, 0.5, "loss", ["loss = -(target * log_p).sum()"]) == ""
+    assert broken(Rules(), 0.5, "loss", made) == ""  # no keyword ruled out by default
+    assert rules.describe() == Rules().describe()  # the prompt says it in its own words
+
+
 # What the prompts say --------------------------------------------------------------------------
 
 

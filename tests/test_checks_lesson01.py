@@ -16,6 +16,8 @@ from typical_answers import forgets_return
 
 from course_lib.checks import FAILED, NOT_DONE, PASSED, check, exercises
 from course_lib.lesson_format import listed_options
+from course_lib.widgets import sequence_cost
+from course_lib.widgets.sequence_cost import layer_costs
 
 LESSON_1 = {e.id: e for e in exercises(1)}
 ROOT = Path(__file__).resolve().parent.parent
@@ -247,9 +249,9 @@ WRONG = [
     ("1.3-n-d", "1.3", (lambda n, d: n * d, recurrent_cost, 1024), ["`attention_cost(50, 512)`", "n²·d = 1,280,000", "one pass"]),
     ("1.3-attention-is-recurrent", "1.3", (recurrent_cost, recurrent_cost, 1024), ["`attention_cost(50, 512)`", "other layer's formula"]),
     ("1.3-recurrent-is-attention", "1.3", (attention_cost, attention_cost, 1024), ["`recurrent_cost(50, 512)`", "other layer's formula"]),
-    ("1.3-n-squared", "1.3", (lambda n, d: n * n, recurrent_cost, 1024), ["each pair costs d"]),
+    ("1.3-n-squared", "1.3", (lambda n, d: n * n, recurrent_cost, 1024), ["computes n², but each pair costs a d-long dot product"]),
     ("1.3-both", "1.3", (attention_cost, lambda n, d: n * n * d * d, 1024), ["n²·d² multiplies"]),
-    ("1.3-one-step", "1.3", (attention_cost, lambda n, d: d * d, 1024), ["there are n of them"]),
+    ("1.3-one-step", "1.3", (attention_cost, lambda n, d: d * d, 1024), ["computes d², but there are n steps"]),
     ("1.3-no-return", "1.3", (attention_cost, forgets_return, 1024), ["returned None"]),
     ("1.3-crossover-squared", "1.3", (attention_cost, recurrent_cost, 1024**2), ["1,024² = d² is not a length", "n = d"]),
     ("1.3-crossover-root", "1.3", (attention_cost, recurrent_cost, 22.6), ["whole numbers"]),
@@ -295,7 +297,7 @@ WRONG = [
     ("1.5-negative", "1.5", (lambda d, h: -lstm_parameters(d, h),), ["sign is flipped"]),
     ("1.5-division", "1.5", (lambda d, h: 4 * h / d + 4 * h * h + 8 * h,), ["a / where a * belongs"]),
     ("1.6-negative", "1.6", (lambda n, heads=1, layers=1, batch=1: -attention_bytes(n, heads, layers, batch),), ["sign is flipped"]),
-    ("1.4-other", "1.4", (lambda p, t: (0.85, 0.75),), ["the sequence accuracy is 0.7500, expected 0.5000"]),
+    ("1.4-other", "1.4", (lambda p, t: (0.85, 0.75),), ["`sequence_accuracy` is off by up to 0.25: expected 0.5000, got 0.7500"]),
     ("1.5-one-bias", "1.5", (lambda d, h: 4 * h * (d + h) + 4 * h,), ["two bias vectors"]),
     ("1.5-no-bias", "1.5", (lambda d, h: 4 * h * (d + h),), ["biases are missing"]),
     ("1.5-no-recurrent", "1.5", (lambda d, h: 4 * h * d + 8 * h,), ["W_hh"]),
@@ -413,4 +415,72 @@ def test_the_accuracy_check_does_not_let_the_learner_change_its_batch():
 
     result = check("1.4", overwrite)
     assert result.status == FAILED
-    assert "the token accuracy is 1.0000, expected 0.8500" in result.message
+    assert "`token_accuracy` is off by up to 0.15: expected 0.8500, got 1.0000" in result.message
+
+
+# 1.4: an off-by-one length is named as such, not as an .all() without dim ------------------------
+
+
+def count_against_length(predicted, target):
+    """A row counts when its right tokens number L, though only L - 1 positions are scored."""
+    right = predicted[:, 1:] == target[:, 1:]
+    length = target.shape[1]
+    return right.float().mean().item(), (right.sum(dim=1) == length).float().mean().item()
+
+
+def test_an_off_by_one_length_is_not_blamed_on_all_without_dim():
+    result = check("1.4", count_against_length)
+    assert (result.status, result.diagnosis) == (FAILED, "mistake"), result.message
+    assert "L - 1 = 5 scored tokens" in result.message and "L = 6" in result.message
+    assert ".all() without dim" not in result.message, result.message
+
+
+# 1.2 and 1.3 may not hand in what the lesson's explorer computes: it is the reference --------
+
+EXPLORER = "from course_lib.widgets.sequence_cost import layer_costs, path_lengths"
+
+
+@pytest.mark.rules
+def test_1_2_refuses_the_counts_of_path_lengths():
+    counted = "rnn_steps, rnn_path, attention_steps, attention_path = path_lengths(100).values()"
+    result = LESSON_1["1.2"].run(100, 99, 1, 1, sources=[EXPLORER, counted])
+    assert (result.status, result.diagnosis) == (FAILED, "rule"), result.message
+    assert "`path_lengths`" in result.message
+    typed = "rnn_steps, rnn_path, attention_steps, attention_path = 100, 99, 1, 1"
+    assert LESSON_1["1.2"].run(100, 99, 1, 1, sources=[EXPLORER, typed]).status == PASSED
+
+
+def attention_cost_by_the_explorer(n, d):
+    return layer_costs(n, d)[0]
+
+
+def recurrent_cost_by_the_explorer(n, d):
+    return sequence_cost.layer_costs(n, d)[1]
+
+
+@pytest.mark.rules
+@pytest.mark.parametrize(
+    "answers, cell",
+    [
+        ((attention_cost_by_the_explorer, recurrent_cost, 1024), "crossover_n = 1024"),
+        ((attention_cost, recurrent_cost_by_the_explorer, 1024), "crossover_n = 1024"),
+        (
+            (attention_cost, recurrent_cost, 1024),
+            "crossover_n = next(n for n in range(1, 4096) if layer_costs(n, 1024)[0] >= "
+            "layer_costs(n, 1024)[1])",
+        ),
+    ],
+    ids=["attention_cost", "recurrent_cost", "crossover_n"],
+)
+def test_1_3_refuses_answers_built_on_layer_costs(answers, cell):
+    result = LESSON_1["1.3"].run(*answers, sources=[EXPLORER, cell])
+    assert (result.status, result.diagnosis) == (FAILED, "rule"), result.message
+    assert "`layer_costs`" in result.message
+
+
+@pytest.mark.rules
+def test_1_3_passes_its_own_answers_beside_the_explorers_import():
+    result = LESSON_1["1.3"].run(
+        attention_cost, recurrent_cost, 1024, sources=[EXPLORER, "crossover_n = 1024"]
+    )
+    assert result.status == PASSED, result.message

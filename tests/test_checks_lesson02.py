@@ -350,7 +350,7 @@ def test_typical_mistakes_are_named(exercise_id, answers, words, request):
 # Near misses fail and say how far off --------------------------------------------------------------
 
 NEAR_MISSES = _cases([
-    ("2.2-dot", "2.2", lambda: (-7, COS, ANGLE), "`dot_ab` is off by up to 1: expected -8.0000, got -7.0000"),
+    ("2.2-dot", "2.2", lambda: (-7, COS, ANGLE), "`dot_ab` is off by up to 1: expected -8, got -7"),
     ("2.2-cos", "2.2", lambda: (DOT, COS + 0.05, ANGLE), "`cos_ab` is off by up to 0.05"),
     ("2.2-angle", "2.2", lambda: (DOT, COS, 118.5), "`angle_ab` is off by up to 0.688: expected 117.8118, got 118.5000"),
     ("2.3-var", "2.3", extend_typed(3.0, 600.0, 14.0), "`var_768` = 600, 0.781·d_k; Var(q·k) should be d_k = 768, give or take the sampling error of 10,000 pairs (±11)"),
@@ -423,3 +423,24 @@ def test_the_measurement_checks_leave_the_learners_random_state_alone():
     before = torch.get_rng_state()
     check("2.3", *answers)
     assert torch.equal(torch.get_rng_state(), before)
+
+
+# 2.5 is a numpy exercise: its advice is numpy, and following it passes -------------------------
+
+TORCH_ONLY = re.compile(r"\bdim=|keepdim=|\.norm\(|torch\.")
+COSINE_SLIPS = [p for p in WRONG + MORE_WRONG if p.values[0] == "2.5"]
+
+
+@pytest.mark.parametrize("exercise_id, answers, words", COSINE_SLIPS)
+def test_2_5_advises_numpy_not_torch(exercise_id, answers, words):
+    message = check(exercise_id, *answers()).message
+    assert not TORCH_ONLY.search(message.replace("np.linalg.norm(", "np.linalg.norm ")), message
+
+
+def test_following_2_5s_advice_on_the_lengths_passes():
+    """The wrong-axis message's code, run as written on the lab's numpy Q, gives the cosines."""
+    message = check("2.5", SCORES, normalised(Q, 0) @ normalised(Q, 0).T).message
+    advice = re.search(r"np\.linalg\.norm\([^)]*\)", message)[0]
+    q = Q.double().numpy()  # the lab's Q is a numpy array
+    lengths = eval(advice, {"np": np, "Q": q})
+    assert check("2.5", q @ q.T, (q @ q.T) / (lengths * lengths.T)).passed, advice

@@ -79,7 +79,7 @@ def _shift_with(omega, block=(("c", "s"), ("-s", "c"))):
         for i in range(d_model // 2):
             w = omega(i, d_model)
             c, s, s1 = math.cos(w * k), math.sin(w * k), math.sin(w)
-            value = {"c": c, "s": s, "-c": -c, "-s": -s, "s1": s1, "-s1": -s1}
+            value = {"c": c, "s": s, "-c": -c, "-s": -s, "s1": s1, "-s1": -s1, "c1": math.cos(w)}
             blocks.append(torch.tensor([[value[e] for e in row] for row in block]))
         return torch.block_diag(*blocks)
 
@@ -121,6 +121,8 @@ def lab_5_4():
         "with": (run(x[:, perm] + pe)[:, inverse] - run(x + pe)).norm().item(),
         "squared": (run(x[:, perm] + pe)[:, inverse] - run(x + pe)).pow(2).sum().item(),
         "pe in one run": (run(x[:, perm] + pe)[:, inverse] - run(x)).norm().item(),
+        "pe in the plain run": (run(x[:, perm])[:, inverse] - run(x + pe)).norm().item(),
+        "one run alone": run(x[:, perm] + pe)[:, inverse].norm().item(),
         "not unshuffled": (run(x[:, perm] + pe) - run(x + pe)).norm().item(),
         "perm twice": (run(x[:, perm] + pe)[:, perm] - run(x + pe)).norm().item(),
         "not unshuffled, without": (run(x[:, perm]) - run(x)).norm().item(),
@@ -225,6 +227,17 @@ KINDS = {
     "numpy-table": TYPE,
     "nudged": DIFFERENCE,
     "not-square": SHAPE,
+    # Wrong in no typical way: where it is off, in the terms of the formula
+    "5.4-not-unshuffled": DIFFERENCE,
+    "5.6-small-far": DIFFERENCE,
+    "5.6-default-far": DIFFERENCE,
+    "positions-from-2": DIFFERENCE,
+    "base-20000": DIFFERENCE,
+    "cosines-nudged": DIFFERENCE,
+    "misplaced": DIFFERENCE,
+    "other-frequencies": DIFFERENCE,
+    "not-block-diagonal": DIFFERENCE,
+    "one-block": SHAPE,
 }
 
 
@@ -252,19 +265,19 @@ WRONG_SMALL = [
     ("5.2-base-1000", "5.2", (S5, C5, math.sin(5 / 1000**0.25), math.cos(5 / 1000**0.25)), ["base is 1000"]),
     ("5.2-multiplied", "5.2", (S5, C5, math.sin(50), math.cos(50)), ["multiplied pos by 10000^(2i/d_model)"]),
     ("5.2-log10", "5.2", (S5, C5, math.sin(5 * math.exp(-1)), math.cos(5 * math.exp(-1))), ["natural log"]),
-    ("5.2-exponent-not-divided", "5.2", (S5, C5, 0.0, 1.0), ["without the division by d_model"]),
+    ("5.2-exponent-not-divided", "5.2", (S5, C5, 0.0, 1.0), ["not divided by d_model"]),
     ("5.2-pair-1-for-pair-0", "5.2", (math.sin(5 / 10000 ** (2 / 512)), math.cos(5 / 10000 ** (2 / 512)), S05, C05), ["sin and cos of pair i = 1", "dimensions 0 and 1 are pair i = 0"]),
     ("5.2-cut-to-2", "5.2", (-0.95, 0.28, 0.47, 0.87), ["rounded (or cut) too coarsely", "round them to 2 decimals"]),
     ("5.2-one-rounded-to-1", "5.2", (S5, C5, 0.5, C05), ["rounded (or cut) too coarsely"]),
     ("5.2-rounded-to-1", "5.2", (-1.0, 0.3, 0.5, 0.9), ["rounded (or cut) too coarsely"]),
-    ("5.2-near-miss", "5.2", (-0.97, C5, S05, C05), ["`pe_5_0` = -0.9700", "sin(5 / 10000^(0/512)) = sin(5) = -0.9589"]),
-    ("5.2-near-miss-64", "5.2", (S5, C5, 0.3, C05), ["`pe_5_128` = 0.3000", "pair i = 64", "sin(0.5) = 0.4794"]),
+    ("5.2-near-miss", "5.2", (-0.97, C5, S05, C05), ["sin(5 / 10000^(0/512)) = sin(5)", "expected -0.9589, got -0.9700"]),
+    ("5.2-near-miss-64", "5.2", (S5, C5, 0.3, C05), ["pair i = 64", "sin(0.5)", "expected 0.4794, got 0.3000"]),
     ("5.2-a-row", "5.2", (sinusoidal_encoding(6, 512)[5], C5, S05, C05), ["`pe_5_0` should be one number; got shape (512,)"]),
     ("5.2-text", "5.2", ("-0.9589", C5, S05, C05), ["is the text", "without quotes"]),
     ("5.4-perm-itself", "5.4", (PERM, 3e-7, 0.9), ["the permutation itself", "argsort"]),
     ("5.4-wrong-inverse", "5.4", (list(range(10)), 3e-7, 0.9), ["the identity", "inverse[perm[i]] = i"]),
     ("5.4-reversed", "5.4", (PERM[::-1], 3e-7, 0.9), ["inverse[perm[i]] = i"]),
-    ("5.4-not-unshuffled", "5.4", (INVERSE, 2.1, 0.9), ["`diff_without_pe` = 2.1", "un-shuffle"]),
+    ("5.4-not-unshuffled", "5.4", (INVERSE, 2.1, 0.9), ["below 1e-5", "un-shuffle", "got 2.1000"]),
     ("5.4-pe-moved-along", "5.4", (INVERSE, 3e-7, 2e-7), ["moved with their tokens", "x[:, perm] + pe"]),
     ("5.4-negative", "5.4", (INVERSE, -1.0, 0.9), ["a norm is never negative"]),
     ("5.4-a-tensor", "5.4", (INVERSE, torch.zeros(10), 0.9), ["one number (an L2 norm)"]),
@@ -280,6 +293,7 @@ WRONG_SMALL = [
     ("5.6-default-divided", "5.6", (0.707, 1 / math.sqrt(512), 1.0), ["divided by √d_model"]),
     ("5.6-small-is-default", "5.6", (0.707, 22.6, 22.6), ["what N(0, 1) weights give"]),
     ("5.6-small-unscaled", "5.6", (0.707, 22.6, 0.0442), ["1/√d_model", "standard deviation 1/d_model"]),
+    ("5.6-small-times-root", "5.6", (0.707, 22.6, 512.0), ["standard deviation √d_model", "d_model ** -0.5"]),
     ("5.6-small-far", "5.6", (0.707, 22.6, 2.0), ["standard deviation about 0.0884", "1/√d_model ≈ 0.0442"]),
     ("5.6-default-far", "5.6", (0.707, 30.0, 1.0), ["1.33 × √d_model", "about 22.6"]),
 ]  # fmt: skip
@@ -298,6 +312,9 @@ def _halves(angle):
 
 
 WRONG_TABLES = [
+    ("cos-over-sin", _with(combine=lambda a: torch.stack([a.cos(), 0 * a], -1).flatten(-2)), ["the cosines went into the even columns", "pe[:, 1::2]"]),
+    ("no-positions", _with(lambda pos, two_i, d: 0 * pos + 1 / 10000 ** (two_i / d)), ["every row is the same", "without the position"]),
+    ("no-exp", _with(lambda pos, two_i, d: pos * (two_i * -math.log(10000.0) / d)), ["the exponential is missing"]),
     ("swapped", _with(combine=lambda a: torch.stack([a.cos(), a.sin()], -1).flatten(-2)), ["sin and cos are swapped"]),
     ("halves", _with(combine=_halves), ["[all sines | all cosines]", "interleaves"]),
     ("i-over-d", _with(lambda pos, two_i, d: pos / 10000 ** (two_i / 2 / d)), ["i/d_model where the formula has 2i/d_model"]),
@@ -307,7 +324,7 @@ WRONG_TABLES = [
     ("degrees", _with(lambda pos, two_i, d: torch.deg2rad(pos / 10000 ** (two_i / d))), ["degrees", "radians"]),
     ("all-sin", _with(combine=lambda a: torch.stack([a.sin(), a.sin()], -1).flatten(-2)), ["every column is a sine"]),
     ("transposed", lambda max_len, d_model: positional_encoding(max_len, d_model).T, ["transposed", "(max_len, d_model)"]),
-    ("batch-axis", lambda max_len, d_model: positional_encoding(max_len, d_model)[None], ["without the batch axis"]),
+    ("batch-axis", lambda max_len, d_model: positional_encoding(max_len, d_model)[None], ["drop the leading batch axis"]),
     ("own-index", lambda max_len, d_model: _own_index(max_len, d_model), ["its own index", "share the frequency"]),
     ("wrong-shape", lambda max_len, d_model: torch.zeros(max_len, d_model // 2), ["should have shape (3, 8); got (3, 4)"]),
     ("raises", lambda max_len, d_model: torch.arange(max_len) @ torch.zeros(2), ["your function raised RuntimeError", "when called for max_len = 3, d_model = 8"]),
@@ -324,7 +341,7 @@ WRONG_TABLES = [
     ("half-width", _with(lambda pos, two_i, d: pos / 10000 ** (two_i / (d // 2))), ["4i/d_model, or 2i/(d_model/2)"]),
     ("integer-table", lambda max_len, d_model: positional_encoding(max_len, d_model).long(), ["dtype torch.int64", "torch.zeros(max_len, d_model)"]),
     ("positions-from-2", _with(start=2), ["row of position 0", "[0, 1, 0, 1, ...]"]),
-    ("base-20000", _with(base=20000.0), ["columns 2 and 3 (pair i = 1)", "turn by 0.0841 radians", "ω_1 = 10000^(-2/8) = 0.1"]),
+    ("base-20000", _with(base=20000.0), ["column 2 (pair i = 1) should be sin(pos · 0.1)", "ω_1 = 10000^(-2/8)"]),
 ]  # fmt: skip
 
 
@@ -354,18 +371,20 @@ def test_a_table_off_in_one_entry_says_where_5_5():
 
 
 WRONG_SHIFTS = [
+    ("cosines-without-k", _shift_with(lambda i, d: 1 / 10000 ** (2 * i / d), [["c1", "s"], ["-s", "c1"]]), ["for k = 3, d_model = 8", "the cosines are cos ω_i, without k"]),
+    ("all-sines", _shift_with(lambda i, d: 1 / 10000 ** (2 * i / d), [["s", "s"], ["-s", "s"]]), ["every entry of a block is a sine"]),
     ("transposed", shift_matrix_textbook, ["transpose of R_k", "[cos ωk, sin ωk]"]),
     ("identity", lambda k, d_model: torch.eye(d_model), ["identity"]),
     ("i-over-d", _shift_with(lambda i, d: 1 / 10000 ** (i / d)), ["i/d_model"]),
-    ("base-1000", _shift_with(lambda i, d: 1 / 1000 ** (2 * i / d)), ["base 1000"]),
+    ("base-1000", _shift_with(lambda i, d: 1 / 1000 ** (2 * i / d)), ["base is 1000"]),
     ("every-block-k-radians", _shift_with(lambda i, d: 1.0), ["every block turns by k radians"]),
-    ("one-block", lambda k, d_model: shift_matrix(k, 2), ["should have shape (d_model, d_model) = (4, 4); got (2, 2), 1 block(s)", "torch.arange(d_model // 2)"]),
-    ("not-square", lambda k, d_model: shift_matrix(k, d_model)[:, :2], ["should have shape (d_model, d_model) = (4, 4); got (4, 2)"]),
+    ("one-block", lambda k, d_model: shift_matrix(k, 2), ["1 block(s) of 2 x 2", "d_model/2 = 2", "torch.arange(d_model // 2)", "should have shape (4, 4); got (2, 2)"]),
+    ("not-square", lambda k, d_model: shift_matrix(k, d_model)[:, :2], ["should have shape (4, 4); got (4, 2)"]),
     ("raises", lambda k, d_model: torch.zeros(2, 2) @ torch.zeros(3, 3), ["your function raised", "k = 1, d_model = 4"]),
-    ("nudged", lambda k, d_model: 1.01 * shift_matrix(k, d_model), ["block 0 (rows 0 and 1) is [[0.546, 0.850], [-0.850, 0.546]]", "= [[0.540, 0.841], [-0.841, 0.540]]"]),
-    ("cosines-nudged", lambda k, d_model: shift_matrix(k, d_model) + 0.01 * torch.eye(d_model), ["its sines are right, its cosines on the diagonal are not"]),
-    ("sines-from-omega", _shift_with(lambda i, d: 1 / 10000 ** (2 * i / d), [["c", "s1"], ["-s1", "c"]]), ["for k = 3, d_model = 8", "its cosines are right, its sines are not"]),
-    ("misplaced", _shift_with(lambda i, d: 1 / 10000 ** (2 * i / d), [["s", "c"], ["-s", "c"]]), ["the right numbers in the wrong places"]),
+    ("nudged", lambda k, d_model: 1.01 * shift_matrix(k, d_model), ["block 1 (rows 2 and 3) is [[1.010, 0.010], [-0.010, 1.010]]", "R_k's, [[1.000, 0.010], [-0.010, 1.000]]"]),
+    ("cosines-nudged", lambda k, d_model: shift_matrix(k, d_model) + 0.01 * torch.eye(d_model), ["block 1 (rows 2 and 3) is [[1.010, 0.010], [-0.010, 1.010]]", "expected 1.0000, got 1.0100"]),
+    ("sines-from-omega", _shift_with(lambda i, d: 1 / 10000 ** (2 * i / d), [["c", "s1"], ["-s1", "c"]]), ["for k = 3, d_model = 8", "the sines are sin ω_i, without k"]),
+    ("misplaced", _shift_with(lambda i, d: 1 / 10000 ** (2 * i / d), [["s", "c"], ["-s", "c"]]), ["block 1 (rows 2 and 3) is [[0.010, 1.000], [-0.010, 1.000]]", "R_k's, [[1.000, 0.010], [-0.010, 1.000]]"]),
     ("returns-numpy", lambda k, d_model: shift_matrix(k, d_model).numpy(), ["shift_matrix should return a torch.Tensor; got ndarray"]),
     ("sin-cos-swapped", _shift_with(lambda i, d: 1 / 10000 ** (2 * i / d), [["s", "c"], ["-c", "s"]]), ["sin and cos are swapped in each block"]),
     ("same-sign-sines", _shift_with(lambda i, d: 1 / 10000 ** (2 * i / d), [["c", "s"], ["s", "c"]]), ["same sign"]),
@@ -376,7 +395,7 @@ WRONG_SHIFTS = [
     ("ignores-k", lambda k, d_model: shift_matrix(1, d_model), ["for k = 3, d_model = 8", "whatever k"]),
     ("degrees", _shift_with(lambda i, d: math.radians(1 / 10000 ** (2 * i / d))), ["degrees"]),
     ("blocks-reversed", _shift_with(lambda i, d: 1 / 10000 ** (2 * (d // 2 - 1 - i) / d)), ["reverse order"]),
-    ("other-frequencies", _shift_with(lambda i, d: 1 / 10000 ** (2 * i / (d + 2))), ["for k = 1, d_model = 4: block 1 (rows 2 and 3) is a rotation, by 0.0464 radians", "ω_1·k = 0.0100", "check the frequencies"]),
+    ("other-frequencies", _shift_with(lambda i, d: 1 / 10000 ** (2 * i / (d + 2))), ["for k = 1, d_model = 4, block 1 (rows 2 and 3) is [[0.999, 0.046], [-0.046, 0.999]]", "ω_1·k = 0.0100"]),
     ("not-block-diagonal", lambda k, d_model: shift_matrix(k, d_model) + torch.eye(d_model).roll(2, 1) * 0.1, ["entry (0, 2), outside the 2 x 2 blocks", "block-diagonal"]),
 ]  # fmt: skip
 
@@ -399,6 +418,11 @@ def test_a_shift_matrix_right_only_for_positive_k_is_caught_5_3():
     [
         ("squared", ["squared norm", ".norm()"]),
         ("pe in one run", ["only one of the two runs", "run(x + pe)"]),
+        (
+            "pe in the plain run",
+            ["only one of the two runs, the unshuffled one", "run(x[:, perm] + pe)"],
+        ),
+        ("one run alone", ["the shuffled run's output alone", "subtract the unshuffled run"]),
         ("not unshuffled", ["not un-shuffled", "inverse_perm"]),
         ("perm twice", ["indexed with perm again"]),
         ("added", ["the two runs were added"]),
@@ -413,10 +437,10 @@ def test_wrong_runs_with_pe_are_named_5_4(mistake, words, request):
 
 
 def test_a_diff_with_pe_from_another_layer_says_what_the_setup_gives_5_4():
-    expected = f"{lab_5_4()['with']:.3g}"
+    expected = f"{lab_5_4()['with']:.4f}"
     result = check("5.4", INVERSE, 3e-7, 2.5)
     assert result.status == FAILED
-    assert f"give {expected}" in result.message and "setup cell" in result.message
+    assert f"expected {expected}, got 2.5000" in result.message and "setup cell" in result.message
 
 
 @pytest.mark.parametrize(

@@ -1,4 +1,4 @@
-"""Tests of the lesson 7 checks (``course_lib/checks/lesson07.py``).
+"""Tests of the lesson 7 checks (``course_lib/checks/lesson07.py`` and ``lesson07_training.py``).
 
 For every exercise: the model answer passes, the lesson's stub is "not done", and typical
 mistakes fail with a message that names them.
@@ -17,7 +17,7 @@ from typical_answers import forgets_return
 
 from course_lib.checks import EXERCISES, FAILED, NOT_DONE, PASSED, check, exercises
 from course_lib.checks._core import DIFFERENCE, MISTAKE, RULE, SHAPE, TYPE
-from course_lib.checks.lesson07 import FAMILY_TASKS
+from course_lib.checks.lesson07_training import FAMILY_TASKS
 from course_lib.data import PAD_ID
 from course_lib.masks import padding_mask, target_mask
 from course_lib.training import warmup_inverse_sqrt
@@ -433,16 +433,7 @@ def tool(model, *, start=0, subtract=False, negated=False, skip=(), first_layer=
 @pytest.mark.parametrize(
     "options, words",
     [
-        ({"skip": ("ffn.w_1.bias",)}, ["leaves out ffn.w_1.bias in every layer"]),  # a bias
-        (
-            {"skip": ("w_o",)},
-            ["leaves out one of self_attn.w_q, self_attn.w_k, self_attn.w_v, self_attn.w_o"],
-        ),
-        ({"gamma_only": True}, ["half the LayerNorm parameters", "2 · d_model"]),
         ({"first_layer": True}, ["first layer only", "6 layers"]),
-        ({"start": 1}, ["start every count at 0"]),
-        ({"subtract": True}, ["negative"]),
-        ({"negated": True}, ["*except* its own", "not `not in`"]),
         ({"swap": True}, ["the count of `attention`", "mixed up"]),
         ({"rows": True}, ["p.shape[0]", "p.numel()"]),
     ],
@@ -452,6 +443,24 @@ def test_the_miscounts_of_7_4_are_named(options, words):
     assert result.status == FAILED and result.diagnosis == MISTAKE, result.message
     for word in words:
         assert word in result.message, result.message
+
+
+# Variants of the kind a mutation makes (a parameter left out, a count started at 1, a sign
+# flipped): rejected, saying which count is off and what it should be.
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"skip": ("ffn.w_1.bias",)},
+        {"skip": ("w_o",)},
+        {"gamma_only": True},
+        {"start": 1},
+        {"subtract": True},
+        {"negated": True},
+    ],
+)
+def test_other_miscounts_of_7_4_fail(options):
+    result = check("7.4", variant(tool, **options))
+    assert result.status == FAILED and "expected" in result.message, result.message
 
 
 def test_adding_the_parameter_tensors_instead_of_their_sizes_is_named_7_4():
@@ -694,3 +703,87 @@ def test_the_warmup_rate_may_name_its_parameters_as_it_likes_7_7():
         return torch.optim.lr_scheduler.LambdaLR(optimizer, lambda s: rate(s + 1))
 
     assert check("7.7", rate, scheduler).status == PASSED
+
+
+# 7.11: masks of the opposite polarity (True = hidden, nn.Transformer's) are named -------------
+
+
+def step_with_masks(src_mask, tgt_mask):
+    def step(model, optimizer, scheduler, src, tgt):
+        tgt_in, tgt_out = tgt[:, :-1], tgt[:, 1:]
+        logits = model(src, tgt_in, src_mask=src_mask(src), tgt_mask=tgt_mask(tgt_in))
+        loss = nn.CrossEntropyLoss(label_smoothing=0.1, ignore_index=PAD_ID)(
+            logits.reshape(-1, logits.shape[-1]), tgt_out.reshape(-1)
+        )
+        optimizer.zero_grad()
+        loss.backward()
+        nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        optimizer.step()
+        scheduler.step()
+        return loss.item()
+
+    return step
+
+
+def hidden_padding(src):  # True = hidden, as nn.Transformer's key_padding_mask
+    return (src == PAD_ID)[:, None, None, :]
+
+
+def hidden_future(tgt_in):  # True = hidden, as nn.Transformer.generate_square_subsequent_mask
+    return torch.ones(tgt_in.shape[1], tgt_in.shape[1], dtype=torch.bool).triu(1)
+
+
+@pytest.mark.parametrize(
+    "src_mask, tgt_mask, which",
+    [
+        (hidden_padding, hidden_future, "the source mask and the target mask"),
+        (lambda s: ~padding_mask(s, PAD_ID), lambda t: ~target_mask(t, PAD_ID), "source mask and"),
+        (lambda s: padding_mask(s, PAD_ID), hidden_future, "the target mask"),
+        (hidden_padding, lambda t: target_mask(t, PAD_ID), "the source mask"),
+    ],
+    ids=["both, nn.Transformer's", "both, inverted", "causal", "padding"],
+)
+def test_masks_of_the_opposite_polarity_are_named_7_11(src_mask, tgt_mask, which):
+    result = check("7.11", step_with_masks(src_mask, tgt_mask))
+    assert result.status == FAILED and result.diagnosis == MISTAKE, result.message
+    assert "mask polarity is inverted" in result.message, result.message
+    assert "True = may attend" in result.message and which in result.message, result.message
+
+
+# 7.8: the losses are written out, not taken from label_smoothing= ------------------------------
+
+SMOOTHED_BY_THE_LIBRARY = [
+    "import torch\nimport torch.nn.functional as F\nfrom torch import nn",
+    "logits = torch.tensor([2.0, 1.0, 0.1, -1.0])\n"
+    "plain_loss = F.cross_entropy(logits[None], torch.tensor([0]))\n"
+    "smoothed_loss = {}",
+]
+
+
+@pytest.mark.rules
+@pytest.mark.parametrize(
+    "made",
+    [
+        "F.cross_entropy(logits[None], torch.tensor([0]), label_smoothing=0.1)",
+        "nn.CrossEntropyLoss(label_smoothing=0.1)(logits[None], torch.tensor([0]))",
+    ],
+)
+def test_label_smoothing_by_the_library_is_refused_7_8(made):
+    cells = [SMOOTHED_BY_THE_LIBRARY[0], SMOOTHED_BY_THE_LIBRARY[1].format(made)]
+    result = EXERCISES["7.8"].run(
+        F.cross_entropy(LOGITS, torch.tensor([0])), smoothed(), sources=cells
+    )
+    assert result.status == FAILED and result.diagnosis == RULE, result.message
+    assert "`label_smoothing=`" in result.message and "written out" in result.message, (
+        result.message
+    )
+
+
+@pytest.mark.rules
+def test_label_smoothing_written_out_keeps_to_the_rules_7_8():
+    written = "-(torch.tensor([0.925, 0.025, 0.025, 0.025]) * logits.log_softmax(-1)).sum()"
+    cells = [SMOOTHED_BY_THE_LIBRARY[0], SMOOTHED_BY_THE_LIBRARY[1].format(written)]
+    result = EXERCISES["7.8"].run(
+        F.cross_entropy(LOGITS, torch.tensor([0])), smoothed(), sources=cells
+    )
+    assert result.status == PASSED, result.message

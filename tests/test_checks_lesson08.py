@@ -431,6 +431,61 @@ def test_a_failing_part_is_quoted_once_though_two_parts_call_it():
     assert "add_and_norm" not in result.message
 
 
+# 8.1: two slips at once, and the row of position 0 ------------------------------------------------
+
+
+def pe_recipe(
+    trig=(np.sin, np.cos), pairs_exponent=2, start=0, base=1e4, op=np.divide, halves=False
+):
+    """A table as a learner writes it, with the slips asked for."""
+
+    def pe(seq_len, d_model):
+        pos, two_i = np.arange(seq_len)[:, None] + start, np.arange(0, d_model, 2)[None, :]
+        angle = op(pos, base ** (two_i * pairs_exponent / 2 / d_model))
+        even, odd = trig[0](angle), trig[1](angle)
+        return np.hstack([even, odd]) if halves else interleaved(even, odd)
+
+    return pe
+
+
+TWO_SLIPS = [
+    ("swapped-and-i", pe_recipe(trig=(np.cos, np.sin), pairs_exponent=1), ["sin and cos are swapped", "exponent is i/d_model"]),
+    ("halves-and-multiplied", pe_recipe(halves=True, op=np.multiply), ["first half", "multiplied pos"]),
+    ("from-1-and-base-1000", pe_recipe(start=1, base=1e3), ["start at 1", "base is 1000"]),
+    ("swapped-and-from-1", pe_recipe(trig=(np.cos, np.sin), start=1), ["sin and cos are swapped", "start at 1"]),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("answer, words", [pytest.param(*r[1:], id=r[0]) for r in TWO_SLIPS])
+def test_two_slips_at_once_are_both_named_8_1(answer, words):
+    result = check("8.1", answer)
+    assert result.status == FAILED and result.diagnosis == MISTAKE, result.message
+    assert "two slips at once" in result.message
+    for word in words:
+        assert word in result.message, result.message
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        pytest.param(pe_recipe(start=2), id="from-2"),
+        pytest.param(pe_recipe(trig=(np.cos, np.sin), start=1, base=1e3), id="three-slips"),
+        pytest.param(lambda t, d: encode_positions(t, d) + 0.5, id="shifted"),
+    ],
+)
+def test_a_table_with_a_wrong_first_row_is_told_what_row_0_should_be_8_1(answer):
+    result = check("8.1", answer)
+    assert result.status == FAILED and result.diagnosis == MISTAKE, result.message
+    assert "row of position 0 is" in result.message
+    assert "should be [0, 1, 0, 1, ...]" in result.message
+
+
+def test_a_table_right_at_position_0_says_how_far_off_it_is_8_1():
+    result = check("8.1", lambda t, d: encode_positions(t, d) * np.linspace(1, 1.02, t)[:, None])
+    assert result.status == FAILED and result.diagnosis == DIFFERENCE, result.message
+    assert "row of position 0" not in result.message and "is off by up to" in result.message
+
+
 # 8.2: shifts that overflow, and keepdims ---------------------------------------------------------
 
 
@@ -596,7 +651,8 @@ def test_an_encoder_reading_the_notebooks_globals_is_told_so_8_9(body, names):
 @pytest.mark.parametrize(
     "exercise_id, answer, diagnosis",
     [
-        ("8.1", lambda t, d: encode_positions(t, d).T, SHAPE),
+        ("8.1", lambda t, d: encode_positions(t, d).T, MISTAKE),
+        ("8.1", lambda t, d: encode_positions(t, d)[:, :-1], SHAPE),
         ("8.1", lambda t, d: encode_positions(t, d).tolist(), TYPE),
         ("8.2", lambda x: softmax(x) + 0.01, DIFFERENCE),
         ("8.3", attention_with(swap=True), MISTAKE),
@@ -639,31 +695,40 @@ def softmax_with(body):
     return softmax
 
 
-GENERATED = [
-    ("8.1", pe_filled(lambda a, p, i, d: 0, np.cos), ["even columns are still 0"]),
-    ("8.1", pe_filled(lambda a, p, i, d: np.cos(a), np.cos), ["every column is a cosine"]),
-    ("8.1", lambda t, d: interleaved(*(f(np.arange(t)[:, None] + np.zeros((1, d // 2))) for f in (np.sin, np.cos))), ["angle is pos itself"]),
-    ("8.1", lambda t, d: interleaved(np.sin(np.arange(t)[:, None] / 1e4 ** np.arange(0, d, 2)[None]), np.cos(np.arange(t)[:, None] / 1e4 ** np.arange(0, d, 2)[None])), ["exponent is 2i; divide it by d_model"]),
+NAMED_GENERATED = [
     ("8.1", lambda t, d: interleaved(np.sin(1e4 ** (np.arange(0, d, 2)[None] / d) / np.arange(t)[:, None]), np.cos(np.arange(t)[:, None])), ["NaN or inf", "division by zero"]),
     ("8.1", pe_wrong_length, ["half the table, (seq_len, d_model/2)"]),
     ("8.1", forgets_return, ["returned None", "return ..."]),
-    ("8.2", softmax_with(lambda x, m, e: (x - m) / (x - m).sum(axis=-1, keepdims=True)), ["np.exp is missing"]),
-    ("8.2", softmax_with(lambda x, m, e: np.exp(m - x) / np.exp(m - x).sum(axis=-1, keepdims=True)), ["shift is reversed"]),
-    ("8.2", softmax_with(lambda x, m, e: e.sum(axis=-1, keepdims=True) / e), ["upside down"]),
-    ("8.2", softmax_with(lambda x, m, e: e / e.mean(axis=-1, keepdims=True)), ["divided by the row's mean"]),
-    ("8.2", softmax_with(lambda x, m, e: e / e.sum(keepdims=True)), ["sum of the whole array"]),
-    ("8.2", softmax_with(lambda x, m, e: -e / e.sum(axis=-1, keepdims=True)), ["negative of the right result"]),
-    ("8.3", attention_with(scale=lambda q, k, v: np.sqrt(q.shape[0])), ["√2", "number of queries"]),
-    ("8.4", lambda x, wq, wk, wv: scaled_dot_product_attention(x @ wq, x @ wv, x @ wk), ["W_K and W_V are swapped"]),
-    ("8.4", lambda x, wq, wk, wv: scaled_dot_product_attention(x, x @ wk, x @ wv), ["queries are x itself"]),
-    ("8.8", ffn_with(lambda x, w1, b1, w2, b2, r: np.minimum(0, x @ w1 + b1) @ w2 + b2), ["np.minimum keeps the negative part"]),
-    ("8.8", ffn_with(lambda x, w1, b1, w2, b2, r: r(x @ w1 - b1) @ w2 + b2), ["b1 is subtracted"]),
 ]  # fmt: skip
 
 
-@pytest.mark.parametrize("exercise_id, answer, words", GENERATED)
+@pytest.mark.parametrize("exercise_id, answer, words", NAMED_GENERATED)
 def test_generated_wrong_answers_get_their_mistake_named(exercise_id, answer, words):
     result = check(exercise_id, answer)
     assert result.status == FAILED and result.diagnosis == MISTAKE, result.message
     for word in words:
         assert word in result.message, result.message
+
+
+GENERATED = [  # rejected; a message that says where they are off is enough
+    ("8.1", pe_filled(lambda a, p, i, d: 0, np.cos)),
+    ("8.1", pe_filled(lambda a, p, i, d: np.cos(a), np.cos)),
+    ("8.1", lambda t, d: interleaved(*(f(np.arange(t)[:, None] + np.zeros((1, d // 2))) for f in (np.sin, np.cos)))),
+    ("8.1", lambda t, d: interleaved(np.sin(np.arange(t)[:, None] / 1e4 ** np.arange(0, d, 2)[None]), np.cos(np.arange(t)[:, None] / 1e4 ** np.arange(0, d, 2)[None]))),
+    ("8.2", softmax_with(lambda x, m, e: (x - m) / (x - m).sum(axis=-1, keepdims=True))),
+    ("8.2", softmax_with(lambda x, m, e: np.exp(m - x) / np.exp(m - x).sum(axis=-1, keepdims=True))),
+    ("8.2", softmax_with(lambda x, m, e: e.sum(axis=-1, keepdims=True) / e)),
+    ("8.2", softmax_with(lambda x, m, e: e / e.mean(axis=-1, keepdims=True))),
+    ("8.2", softmax_with(lambda x, m, e: e / e.sum(keepdims=True))),
+    ("8.2", softmax_with(lambda x, m, e: -e / e.sum(axis=-1, keepdims=True))),
+    ("8.3", attention_with(scale=lambda q, k, v: np.sqrt(q.shape[0]))),
+    ("8.4", lambda x, wq, wk, wv: scaled_dot_product_attention(x @ wq, x @ wv, x @ wk)),
+    ("8.4", lambda x, wq, wk, wv: scaled_dot_product_attention(x, x @ wk, x @ wv)),
+    ("8.8", ffn_with(lambda x, w1, b1, w2, b2, r: np.minimum(0, x @ w1 + b1) @ w2 + b2)),
+    ("8.8", ffn_with(lambda x, w1, b1, w2, b2, r: r(x @ w1 - b1) @ w2 + b2)),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("exercise_id, answer", GENERATED)
+def test_generated_wrong_answers_fail(exercise_id, answer):
+    assert check(exercise_id, answer).status == FAILED

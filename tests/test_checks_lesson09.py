@@ -69,10 +69,16 @@ WRONG = [
         ["the softmax of the scores [8, 0, -4]", "[8, 0, -8]"],
     ),
     ("9.1-other-middle", "9.1", (8, torch.tensor([8.0, 1.0, -8.0]).softmax(-1)), ["[7, 0, -9]"]),
+    ("9.1-smaller-scores", "9.1", (8, torch.tensor([5.0, 0.0, -5.0]).softmax(-1)), ["[5, 0, -5]"]),
     ("9.2-n", "9.2", (512, N**2, 40), ["one entry per token", "n × n"]),
     ("9.2-n-plus-n", "9.2", (1024, N**2, 40), ["n + n"]),
     ("9.2-d_model", "9.2", (512**3, N**2, 40), ["d_model sets the cost"]),
-    ("9.2-heads", "9.2", (512**2, N**2 * 8, 40), ["`entries_100k` counts all 8 heads"]),
+    (
+        "9.2-heads",
+        "9.2",
+        (512**2, N**2 * 8, 40),
+        ["`entries_100k` = 80,000,000,000", "counts all 8 heads"],
+    ),
     ("9.2-heads-and-layers", "9.2", (512**2 * 48, N**2, 40), ["8 heads in each of 6 layers"]),
     ("9.2-causal", "9.2", (512 * 513 // 2, N**2, 40), ["causal triangle"]),
     ("9.2-typo", "9.2", (513**2, N**2, 40), ["is 513²", "n = 512"]),
@@ -101,8 +107,15 @@ def test_typical_mistakes_are_named(exercise_id, answers, words):
 UNEXPLAINED = [
     ("9.1-std-off", "9.1", (6, WEIGHTS), ["`std_64` = 6"]),
     ("9.1-shape", "9.1", (8, WEIGHTS[:2]), ["shape (3,); got (2,)"]),
-    ("9.2-other", "9.2", (512**2, 1e9, 40), ["`entries_100k` = 1,000,000,000", "10,000,000,000"]),
-    ("9.2-off", "9.2", (512**2, N**2, 44), ["`gb_100k` = 44", "40 GB"]),
+    ("9.1-other-weights", "9.1", (8, [0.5, 0.3, 0.2]), ["log(w / w₁)", "got -0.4055"]),
+    (
+        "9.2-other",
+        "9.2",
+        (512**2, 1e9, 40),
+        ["`entries_100k` = 1,000,000,000", "expected 10,000,000,000"],
+    ),
+    ("9.2-off", "9.2", (512**2, N**2, 44), ["`gb_100k` = 44", "expected 40, got 44"]),
+    ("9.2-upside-down", "9.2", (512**2, N**2, 1e9 / (N**2 * 4)), ["`gb_100k` = 0.025"]),
 ]
 
 
@@ -131,6 +144,12 @@ def test_other_wrong_answers_say_how_they_differ(exercise_id, answers, words):
 def test_typed_numbers_follow_the_courses_rounding(answers, passes):
     results = check("9.1", *answers[:2]), check("9.2", *answers[2:])
     assert all(r.passed for r in results) == passes, [r.message for r in results]
+
+
+def test_a_size_far_below_one_byte_per_entry_is_not_read_as_0_bytes():
+    """1e9 / (entries × 4) is 0.0025 bytes per entry: no whole number of bytes to name."""
+    result = check("9.2", 512**2, N**2, 1e9 / (N**2 * 4))
+    assert result.diagnosis == DIFFERENCE and "bytes per entry" not in result.message
 
 
 def test_success_messages_give_the_numbers_not_the_written_answers():

@@ -15,7 +15,6 @@ import torch
 from course_lib import numpy_encoder
 from course_lib.checks._core import Mismatch
 from course_lib.checks._mistakes import (
-    add_and_norm_mistakes,
     array_pair,
     attend,
     expect_array,
@@ -23,7 +22,6 @@ from course_lib.checks._mistakes import (
     expect_returned,
     expect_tensor,
     layer_norm,
-    layer_norm_mistakes,
     mask_mistakes,
     masked,
     output_mistakes,
@@ -36,6 +34,7 @@ from course_lib.checks._mistakes import (
     tensor_pair,
     weight_mistakes,
 )
+from course_lib.checks._norms import add_and_norm_mistakes, layer_norm_mistakes
 from course_lib.checks._tensors import as_tensor, match
 
 G = np.random.default_rng(0)
@@ -196,7 +195,7 @@ def test_expect_array_returns_a_float_array_as_it_is():
     "check, value, words",
     [
         (expect_tensor, np.ones(2), "make_mask should return a torch.Tensor; got ndarray"),
-        (expect_mask, None, "make_mask should return a torch.Tensor; got NoneType"),
+        (expect_mask, None, "`make_mask` returned None: end it with `return ...`"),
         (expect_mask, torch.ones(2), "boolean tensor (True = may attend); got dtype torch.float32"),
     ],
 )

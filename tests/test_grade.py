@@ -199,8 +199,8 @@ def test_one_row_per_student_in_a_stable_order(graded):
 
 def test_correct_notebook_gets_every_point_with_configured_weights(graded):
     row = graded["by"]["correct"]
-    assert points(row) == ["1", "1", "1", "3", "1", "1", "1", "1"]
-    assert (row["total"], row["max"], row["status"]) == ("10", "10", "ok")
+    assert points(row) == ["1", "1", "1", "3", "2", "2", "2", "2"]  # 3.4 configured, labs 2
+    assert (row["total"], row["max"], row["status"]) == ("14", "14", "ok")
     text = feedback(graded, "correct")
     assert text.count("✓ Passed") == 8 and "(3/3)" in text
     assert ANSWER in text
@@ -221,7 +221,7 @@ def test_cell_errors_cost_only_what_depends_on_them(graded):
     assert row["status"] == "problems"
     # 3.4 never got defined; make_padding_mask calls os._exit when the grader checks it, so
     # 3.7 and 3.8 (which calls it) fail, and nothing else.
-    assert points(row) == ["1", "1", "1", "0", "1", "1", "0", "0"]
+    assert points(row) == ["1", "1", "1", "0", "2", "2", "0", "0"]
     text = feedback(graded, "cell_errors")
     assert "`attention` not defined" in text and "stopped the process that ran it" in text
 
@@ -229,19 +229,19 @@ def test_cell_errors_cost_only_what_depends_on_them(graded):
 def test_endless_loop_is_timed_out_skipped_and_the_rest_graded(graded):
     row = graded["by"]["endless_loop"]
     assert f"did not finish within {TIMEOUT} s" in row["notes"] and "while True" in row["notes"]
-    assert row["total"] == "10"
+    assert row["total"] == "14"
 
 
 def test_kernel_that_dies_is_restarted_without_the_fatal_cell(graded):
     row = graded["by"]["kernel_dies"]
     assert "stopped the Python kernel" in row["notes"] and "cell 2 (`import os`)" in row["notes"]
-    assert row["total"] == "10"
+    assert row["total"] == "14"
 
 
 def test_deleted_and_reordered_cells(graded):
     row = graded["by"]["deleted_reordered"]
     # 3.2's cell ran before torch was imported; 3.6 is gone, and 3.8 calls it.
-    assert points(row) == ["1", "0", "1", "3", "1", "0", "1", "0"]
+    assert points(row) == ["1", "0", "1", "3", "2", "0", "2", "0"]
     assert "NameError" in row["notes"]
     text = feedback(graded, "deleted_reordered")
     assert (
@@ -257,7 +257,7 @@ def test_malformed_json_gets_an_error_row_and_an_explanation(graded):
     assert "could not be graded" in feedback(graded, "malformed", lesson="")
     named = graded["by"][NAME.removesuffix(".ipynb")]  # its name gives its lesson's maximum
     columns = ("status", "lesson", "total", "max")
-    assert [named[c] for c in columns] == ["invalid", "3", "0", "10"]
+    assert [named[c] for c in columns] == ["invalid", "3", "0", "14"]
 
 
 def test_an_answer_that_hangs_its_check_needs_a_look(graded):
@@ -283,7 +283,7 @@ def test_progress_is_printed_as_each_notebook_is_graded(graded):
     lines = [x for x in graded["printed"].splitlines() if x.startswith("[")]
     assert graded["printed"].startswith("Grading 12 notebook(s), 2 at a time, each in its sandbox.")
     assert [x.split("]")[0] for x in lines] == [f"[{n}/12" for n in range(1, 13)]
-    assert any(x.endswith("correct.ipynb: 10/10, ok") for x in lines)
+    assert any(x.endswith("correct.ipynb: 14/14, ok") for x in lines)
 
 
 def test_redefining_or_patching_check_has_no_effect(graded):
@@ -301,7 +301,7 @@ def test_reference_handed_back_is_flagged_and_scores_zero(graded):
     row = graded["by"]["reference"]
     # 3.3 and 3.4 use the reference directly; 3.6 through a helper defined in another cell,
     # and 3.8 through 3.6's answer, which it calls.
-    assert points(row) == ["1", "1", "0", "0", "1", "0", "1", "0"]
+    assert points(row) == ["1", "1", "0", "0", "2", "0", "2", "0"]
     assert "3.4 uses course_lib.attention.scaled_dot_product_attention" in row["notes"]
     assert "3.6 uses course_lib.masks.causal_mask" in row["notes"]
     text = feedback(graded, "reference")

@@ -248,7 +248,9 @@ def test_only_check_cells_are_skipped():
 
 def test_points_from_toml_and_json_with_named_errors(tmp_path):
     (tmp_path / "p.toml").write_text('"3.4" = 3\n"3.1" = 0.5\n', encoding="utf-8")
-    assert load_points(tmp_path / "p.toml") == {"3.4": 3.0, "3.1": 0.5}
+    points = load_points(tmp_path / "p.toml")
+    assert (points["3.4"], points["3.1"]) == (3.0, 0.5)
+    assert (points["3.2"], points["3.5"], points[WRITTEN_POINTS]) == (1.0, 2.0, 1.0)
     (tmp_path / "p.json").write_text('{"9.9": 1}', encoding="utf-8")
     with pytest.raises(ValueError, match="unknown exercise '9.9'"):
         load_points(tmp_path / "p.json")
@@ -257,10 +259,14 @@ def test_points_from_toml_and_json_with_named_errors(tmp_path):
         load_points(tmp_path / "q.json")
 
 
-def test_the_course_points_file_gives_every_exercise_and_written_answers_points():
-    points = load_points(POINTS)  # the repository's own, which the grader reads by default
+def test_every_exercise_is_worth_what_its_kind_is_worth():
+    """1 for a multiple choice or a short exercise, 2 for a lab or a project step, unless the
+    course's points.toml (which the grader reads by default) says otherwise."""
+    points = load_points(POINTS)
     assert set(points) == set(EXERCISES) | {WRITTEN_POINTS}
-    assert all(value > 0 for value in points.values())
+    assert (points["1.1"], points["1.7"], points["3.2"], points["9.1"]) == (1, 1, 1, 1)
+    assert (points["1.4"], points["3.8"], points["8.1"], points["8.9"]) == (2, 2, 2, 2)
+    assert load_points(None) == points  # the course's file overrides nothing today
 
 
 def test_students_are_named_by_their_folder_or_else_by_their_file(tmp_path):

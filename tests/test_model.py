@@ -5,13 +5,13 @@ import torch
 from torch import nn
 
 from course_lib.attention import record_attention
+from course_lib.interop import copy_weights_from_torch
 from course_lib.masks import causal_mask, padding_mask, target_mask
 from course_lib.model import (
     Attentions,
     Transformer,
     TransformerConfig,
     UnmaskedByDefault,
-    copy_weights_from_torch,
     count_parameters,
     make_encoder,
 )

@@ -1,4 +1,5 @@
-"""The course's address is set once (pyproject.toml), and every link is written from it."""
+"""The course's address is set once (pyproject.toml), and every link of the README and the
+guides in docs/ is written from it."""
 
 import re
 from pathlib import Path
@@ -9,6 +10,8 @@ from course_tools import repository
 
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
+LEARNING = ROOT / "docs" / "learning.md"  # the learners' guide holds the Colab and Kaggle table
+PAGES = repository.documents(ROOT)
 FORK = "https://github.com/someone/fork"
 
 
@@ -49,22 +52,22 @@ def test_the_links_of_an_address():
         repository.colab("x", lesson)
 
 
-def test_the_readme_links_agree_with_the_address():
-    problem = repository.readme_drift(README, repository.address(), ROOT / "lessons")
+def test_the_links_of_every_page_agree_with_the_address():
+    problem = repository.links_drift(PAGES, repository.address(), ROOT / "lessons")
     assert problem is None, f"{problem}; run: python -m course_tools.authoring links"
 
 
-def test_every_link_to_the_repository_in_the_readme_names_the_address():
+def test_every_link_to_the_repository_in_the_pages_names_the_address():
     owner, name = repository.GITHUB.fullmatch(repository.address()).groups()
-    text = README.read_text(encoding="utf-8")
+    text = "\n".join(page.read_text(encoding="utf-8") for page in PAGES)
     assert "OWNER" not in text and "REPO/" not in text
     named = re.findall(r"(?:github\.com|mybinder\.org/v2/gh)/([\w.-]+)/([\w.-]+)", text)
     named += re.findall(r"colab\.research\.google\.com/github/([\w.-]+)/([\w.-]+)", text)
     assert named and set(named) == {(owner, name)}
 
 
-def test_the_readme_opens_every_lesson_in_colab_and_kaggle():
-    address, text = repository.address(), README.read_text(encoding="utf-8")
+def test_the_learners_guide_opens_every_lesson_in_colab_and_kaggle():
+    address, text = repository.address(), LEARNING.read_text(encoding="utf-8")
     lessons = sorted((ROOT / "lessons").glob("[0-9]*.ipynb"))
     assert len(lessons) == 9
     for lesson in lessons:
@@ -73,7 +76,12 @@ def test_the_readme_opens_every_lesson_in_colab_and_kaggle():
         assert badge in text and f"({repository.kaggle(address, path)})" in text
 
 
-def test_writing_the_readme_rewrites_the_table_and_every_binder_and_hub_link():
+def test_the_pages_are_the_readme_and_the_guides():
+    assert repository.documents(ROOT)[0] == README
+    assert {LEARNING, ROOT / "docs" / "teaching.md", ROOT / "docs" / "maintaining.md"} <= set(PAGES)
+
+
+def test_writing_a_page_rewrites_the_table_and_every_binder_and_hub_link():
     old = (
         "Intro\n\n"
         f"{repository.TABLE_START}\n| stale |\n{repository.TABLE_END}\n\n"
@@ -82,16 +90,38 @@ def test_writing_the_readme_rewrites_the_table_and_every_binder_and_hub_link():
         "&branch=main&urlpath=lab/tree/REPO/lessons)\n"
     )
     lessons = [("lessons/01_a.ipynb", "Lesson 1 · A"), ("lessons/02_b.ipynb", "Lesson 2 · B")]
-    new = repository.readme_text(old, FORK, lessons)
+    new = repository.links_text(old, FORK, lessons)
     table = repository.lesson_table(FORK, lessons)
     assert new == (
         f"Intro\n\n{table}\n\n"
         f"Binder: `{repository.binder(FORK)}`.\n[hub]({repository.nbgitpuller(FORK)})\n"
     )
     assert table.count("](https://colab.research.google.com/github/someone/fork/blob/main/") == 2
-    assert repository.readme_text(new, FORK, lessons) == new, "writing again changes nothing"
-    with pytest.raises(ValueError, match="the README should hold the lines"):
-        repository.readme_text("no table here", FORK, lessons)
+    assert repository.links_text(new, FORK, lessons) == new, "writing again changes nothing"
+    assert repository.links_text("no table here", FORK, lessons) == "no table here"
+    with pytest.raises(ValueError, match="the table should lie between the lines"):
+        repository.links_text(f"{repository.TABLE_START}\n| half a table |", FORK, lessons)
+
+
+def test_writing_the_pages_fills_the_one_table_and_the_links_of_the_others(tmp_path):
+    lessons = tmp_path / "lessons"
+    lessons.mkdir()
+    guide, front = tmp_path / "guide.md", tmp_path / "README.md"
+    guide.write_text(f"{repository.TABLE_START}\n{repository.TABLE_END}\n", encoding="utf-8")
+    front.write_text("https://mybinder.org/v2/gh/OWNER/REPO/main\n", encoding="utf-8")
+    assert repository.links_drift([front, guide], FORK, lessons) is not None
+    assert repository.write_links([front, guide], FORK, lessons) == [front, guide]
+    assert front.read_text(encoding="utf-8") == f"{repository.binder(FORK)}\n"
+    assert repository.links_drift([front, guide], FORK, lessons) is None
+    assert repository.write_links([front, guide], FORK, lessons) == []
+    other = tmp_path / "other.md"
+    other.write_text(guide.read_text(encoding="utf-8"), encoding="utf-8")
+    for pages, count in (([front], 0), ([guide, other], 2)):
+        problem = repository.links_drift(pages, FORK, lessons)
+        assert "should hold the table of hosted notebooks between the lines" in problem
+        assert f"; {count} do" in problem
+        with pytest.raises(ValueError, match=f"; {count} do"):
+            repository.write_links(pages, FORK, lessons)
 
 
 def test_the_lessons_titles_are_their_headings():

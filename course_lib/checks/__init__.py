@@ -11,43 +11,12 @@ learner's own (:mod:`course_lib.model_answers`).
 Each exercise declares the notebook names that hold its answer (``Exercise.names``); the
 instructor's grader reads the same names and runs the same checks.
 
-How to write a check
---------------------
-One exercise is one block of ``lessonNN.py``, in the order of the lesson: a comment line
-naming it, the declaration on its verifier, and the helpers only it uses right below::
-
-    @exercise("3.2", "Apply: one query, two keys")
-    def apply(apply_weights, apply_output) -> str:
-        \"""Scores are q·k for each key: [1, 0]. Scale them by 1/√d_k with d_k = 2.
-
-        The output is w₁·5 + w₂·3.
-        \"""
-        weights = ...  # the reference
-        diagnose("apply_weights", apply_weights, weights, wrong, weights=True)
-        return f"weights {fmt(weights)}: ..."  # the success message
-
-- The parameters are the answers' notebook names; the docstring's paragraphs are the hints,
-  gentle to explicit. A multiple choice is ``@multiple_choice(id, title, correct="b")`` on a
-  body-less function of one parameter whose docstring adds a paragraph per option,
-  ``(a) why a is wrong``, ... (``_core.exercise``, ``_core.multiple_choice``).
-- Call the learner's functions only through ``call(fn, *args, during="for T = 4")``: a stub
-  is "not done", a crash a message with its line; ``tip=``, ``in_place=`` and ``unfinished=``
-  add a sentence for a crash, refuse inputs changed in place, and name an unfinished earlier
-  exercise. At grading the function runs in the submission's sandbox and only plain data comes
-  back (``_remote``, ``_plain``): a result that is not plain (a scheduler) is reduced there by
-  ``then=``, a function of this package given the result and the arguments. A function that
-  must return ``(output, weights)``: ``tensor_pair`` (torch) or ``array_pair`` (numpy) on its
-  result.
-- Compare with ``diagnose(name, got, expected, mistakes, during=...)`` (``_tensors``): shape
-  first, then the first typical mistake the answer reproduces, else where it is furthest off.
-  A mistake is a pair ``(wrong_result, message)``; take the shared ones from ``_mistakes``
-  (``weight_mistakes``, ``softmax_mistakes``, ``mask_mistakes``, ``layer_norm_mistakes``,
-  ``stable_softmax_mistakes``, ``positional_mistakes``, ``add_and_norm_mistakes``, the type
-  and shape checks), in torch or numpy, and write only the lesson's own.
-- Helpers that several exercises use go in a ``# Shared by several exercises`` section after
-  the imports; a helper only one exercise uses stays right below its verifier.
-- Messages stay within the 100-column lines by implicit string concatenation
-  (``"first part " "second part"``), never by switching the formatter off.
+The modules: ``_core`` (the result, the declarations, calling the learner's code),
+``_tensors`` (the one comparison, :func:`~._tensors.diagnose`), ``_mistakes`` and ``_norms``
+(the typical mistakes lessons share), ``_rules`` (what an answer may use), ``_purity`` (the
+learner's state left as it was), ``_remote`` and ``_plain`` (the grader's sandbox), and a
+``lessonNN`` module per lesson (lesson 7's second half in ``lesson07_training``). How to write
+a check: docs/maintaining.md, "Writing a check".
 """
 
 import html

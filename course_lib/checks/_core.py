@@ -150,6 +150,13 @@ class Exercise:
     kind: str = "code"
     rules: Rules = Rules()
 
+    @property
+    def points(self) -> float:
+        """Its worth by default (``points.toml`` may say otherwise): 1 for a multiple choice
+        or a short exercise (Recall, Apply, Extend, a question), 2 for a lab or a project step."""
+        short = ("Recall", "Apply", "Extend", "Question")
+        return 1.0 if self.kind == "choice" or self.title.startswith(short) else 2.0
+
     def run(self, *answers, sources: list[str] | None = None) -> Result:
         """Check the answers. ``sources`` are the notebook's code cells, for the rules: by
         default the cells this IPython kernel has run (the grader passes the submission's)."""
@@ -265,12 +272,14 @@ def exercise(
     uses: tuple[str, ...] = (),
     forbidden: tuple[str, ...] = (),
     loops: bool = True,
+    written_out: tuple[str, ...] = (),
 ) -> Callable[[Callable[..., str]], Exercise]:
     """Declare a code exercise on its verifier: ``@exercise("3.2", "Apply: one query, two keys")``.
 
-    ``uses``, ``forbidden`` and ``loops`` are the exercise's :class:`~._rules.Rules`: the
-    course_lib names its answer may use, the library functions it may not, and whether Python
-    loops are allowed. The prompt states them (``Rules.describe``).
+    ``uses``, ``forbidden``, ``loops`` and ``written_out`` are the exercise's
+    :class:`~._rules.Rules`: the course_lib names its answer may use, the library functions it
+    may not, whether Python loops are allowed, and the keywords a value answer's cell may not
+    pass. The prompt states them (``Rules.describe``).
 
     The decorated function is the verifier. Its parameters are the notebook names that hold
     the answer, in the order ``check`` takes them (the instructor's grader reads the same
@@ -283,7 +292,7 @@ def exercise(
     """
 
     def declare(verify: Callable[..., str]) -> Exercise:
-        hints, rules = _paragraphs(verify), Rules(uses, forbidden, loops)
+        hints, rules = _paragraphs(verify), Rules(uses, forbidden, loops, written_out)
         found = Exercise(exercise_id, title, _names(verify), verify, hints, rules=rules)
         return _register(verify, found)
 

@@ -14,16 +14,15 @@ course convention: boolean, True = may attend.
 
 Families: attention weights (:func:`weight_mistakes`, :func:`softmax_mistakes`,
 :func:`mask_mistakes`, :func:`output_mistakes`), a softmax written by hand
-(:func:`stable_softmax_mistakes`), layer norm (:func:`layer_norm_mistakes`), the positional
-encoding table (:func:`positional_mistakes`), the post-norm Add & Norm
-(:func:`add_and_norm_mistakes`), the type and shape of what a function returns
-(:func:`tensor_pair`, :func:`array_pair`, :func:`expect_returned`, :func:`expect_tensor`,
-:func:`expect_array`, :func:`expect_mask`, :func:`shape_mistake`), one number
-(:func:`match_number`), what a softmax's result is mistaken for (:func:`softmax_confusions`),
-a crash on shapes (:func:`keepdims_tip`), what a function takes (:func:`expect_parameters`)
-and counts (:func:`expect_count`). The reference computations they build on
-(:func:`softmax`, :func:`masked`, :func:`attend`, :func:`layer_norm`,
-:func:`positional_table`) are here too.
+(:func:`stable_softmax_mistakes`), the positional encoding table (:func:`positional_mistakes`),
+the type and shape of what a function returns (:func:`tensor_pair`, :func:`array_pair`,
+:func:`expect_returned`, :func:`expect_tensor`, :func:`expect_array`, :func:`expect_mask`,
+:func:`shape_mistake`), one number (:func:`match_number`), what a softmax's result is mistaken
+for (:func:`softmax_confusions`), a crash on shapes (:func:`keepdims_tip`), what a function
+takes (:func:`expect_parameters`) and counts (:func:`expect_count`, :func:`count_slip`). The
+reference computations they build on (:func:`softmax`, :func:`masked`, :func:`attend`,
+:func:`layer_norm`, :func:`positional_table`) are here too. Layer norm and Add & Norm have
+their own module, :mod:`._norms`.
 """
 
 import math
@@ -32,7 +31,7 @@ import numpy as np
 import torch
 
 from ._core import DIFFERENCE, MISTAKE, TYPE, Mismatch
-from ._tensors import as_tensor, digits
+from ._tensors import as_tensor
 
 NEG_INF = float("-inf")
 
@@ -284,141 +283,6 @@ def _sum(x, axis, keep: bool = True):
     return x.sum(dim=axis, keepdim=keep) if _torch(x) else x.sum(axis=axis, keepdims=keep)
 
 
-# Layer norm -----------------------------------------------------------------------------------
-
-
-def layer_norm_mistakes(x, gamma, beta, eps: float = 1e-5) -> list:
-    """Every typical slip of LayerNorm(x) = γ·(x - μ)/√(σ² + ε) + β over the last axis.
-
-    The eps argument ignored (1e-5 used when ``eps`` is another), the unbiased variance,
-    ε missing or outside the square root, the variance for the standard deviation, the mean
-    not subtracted, no division at all, γ and β ignored, swapped or one of them forgotten,
-    and statistics over another axis or over the whole of ``x``.
-    """
-    mean, var = _stats(x, -1)
-    plain = (x - mean) / _sqrt(var + eps)
-    mistakes = []
-    if eps != 1e-5:
-        mistakes.append(
-            (
-                layer_norm(x, gamma, beta, 1e-5),
-                _say(
-                    x,
-                    "the eps argument was ignored: use the eps passed in.",
-                    f"you used ε = 1e-5 when called with eps = {eps}: use the eps argument.",
-                ),
-            )
-        )
-    with np.errstate(all="ignore"):  # without ε a constant row gives 0/0, on purpose
-        mistakes += [
-            (
-                gamma * (x - mean) / _sqrt(_stats(x, -1, ddof=1)[1] + eps) + beta,
-                _say(
-                    x,
-                    "this uses the unbiased variance (dividing by n - 1, torch.var's default): "
-                    "LayerNorm uses the population variance, unbiased=False.",
-                    "that is the unbiased variance (ddof=1, divide by n - 1); layer norm uses "
-                    "the population variance, np.var's default (divide by n).",
-                ),
-            ),
-            (
-                gamma * (x - mean) / _sqrt(var) + beta,
-                _say(
-                    x,
-                    "ε is missing: divide by √(σ² + ε), which also keeps a constant row from "
-                    "giving 0/0.",
-                    "without ε, a constant row has variance 0 and gives 0/0 = NaN: divide by "
-                    "√(σ² + ε).",
-                ),
-            ),
-            (
-                gamma * (x - mean) / (_sqrt(var) + eps) + beta,
-                _say(
-                    x,
-                    "ε is added outside the square root: divide by √(σ² + ε), not by σ + ε.",
-                    "ε belongs inside the square root: (x - μ) / √(σ² + ε).",
-                ),
-            ),
-            (
-                gamma * (x - mean) / (var + eps) + beta,
-                _say(
-                    x,
-                    "this divides by the variance; divide by the standard deviation √(σ² + ε).",
-                    "you divided by the variance; divide by its square root, the standard "
-                    "deviation √(σ² + ε).",
-                ),
-            ),
-            (
-                gamma * x / _sqrt(var + eps) + beta,
-                "the mean was not subtracted: (x - μ) / √(σ² + ε).",
-            ),
-            (
-                gamma * (x - mean) + beta,
-                "the rows are centred but not scaled: divide by √(σ² + ε).",
-            ),
-            (
-                plain,
-                _say(
-                    x,
-                    "γ and β were ignored: multiply by gamma, then add beta.",
-                    "gamma and beta are ignored: return gamma * x̂ + beta.",
-                ),
-            ),
-            (gamma * plain, "β was ignored: add beta after scaling by gamma."),
-            (plain + beta, "γ was ignored: multiply by gamma before adding beta."),
-            (
-                beta * plain + gamma,
-                _say(
-                    x,
-                    "γ and β are swapped: gamma scales, beta shifts.",
-                    "gamma and beta are swapped: gamma scales, beta shifts, γ·x̂ + β.",
-                ),
-            ),
-        ]
-        mistakes += _axis_mistakes(x, gamma, beta, eps)
-    return mistakes
-
-
-def _axis_mistakes(x, gamma, beta, eps) -> list:
-    """LayerNorm's statistics over an axis other than the last, or over everything."""
-
-    def over(axis):
-        mean, var = _stats(x, axis)
-        return gamma * (x - mean) / _sqrt(var + eps) + beta
-
-    if x.ndim < 2:  # one vector: no other axis to get wrong
-        return []
-    if not _torch(x):
-        return [
-            (
-                over(0),
-                "each column was normalised (axis=0): layer norm normalises each position's "
-                "vector, along the last axis (axis=-1, keepdims=True).",
-            ),
-            (
-                over(None),
-                "you used the mean and variance of the whole array: each row (position) gets "
-                "its own, axis=-1.",
-            ),
-        ]
-    batch = (
-        over(0),
-        "the statistics are over the batch axis (axis 0), as batch norm does; LayerNorm "
-        "normalises each position over its own features, the last axis.",
-    )
-    sequence = (
-        over(-2),
-        "the statistics are over the sequence axis; LayerNorm normalises each position over "
-        "its features, the last axis (dim=-1).",
-    )
-    whole = (
-        over(None),
-        "one mean and variance for the whole tensor: each position needs its own, over the "
-        "last axis with keepdim=True.",
-    )
-    return [batch, sequence, whole] if x.ndim > 2 else [batch, whole]
-
-
 # Positional encoding --------------------------------------------------------------------------
 
 
@@ -431,37 +295,16 @@ def positional_mistakes(pos, d_model: int) -> list:
     instead of divided, the angles in degrees, and sines in every column.
     """
     sin, cos = (torch.sin, torch.cos) if _torch(pos) else (np.sin, np.cos)
-    cat = torch.cat if _torch(pos) else np.concatenate
     i, j = _index(pos, d_model // 2), _index(pos, d_model)  # pairs, and columns
     power = 2 * i / d_model
     angle = pos / 10000.0**power
-    trig = _say(pos, "torch.sin and torch.cos", "np.sin and np.cos")
 
     def per_column(exponent):  # every column its own exponent, still sin, cos, sin, ...
         own = pos / 10000.0**exponent
         return _interleave(sin(own[..., 0::2]), cos(own[..., 1::2]))
 
     return [
-        (
-            _interleave(cos(angle), sin(angle)),
-            _say(
-                pos,
-                "sin and cos are swapped: even dimensions 2i hold sin, odd ones 2i+1 hold cos.",
-                "sin and cos are swapped: sin goes in the even columns (0, 2, ...), cos in the "
-                "odd ones, so row 0 is [0, 1, 0, 1, ...].",
-            ),
-        ),
-        (
-            cat([sin(angle), cos(angle)], -1),
-            _say(
-                pos,
-                "the table is [all sines | all cosines] in two halves; the paper interleaves "
-                "them: column 2i is sin, column 2i+1 is cos of the same angle (pe[:, 0::2] = "
-                "..., pe[:, 1::2] = ...).",
-                "the sines fill the first half and the cosines the second; the paper "
-                "interleaves them: sin in column 2i, cos in column 2i+1.",
-            ),
-        ),
+        *_pairing_slips(pos, angle),
         (
             _sin_cos(pos / 10000.0 ** (i / d_model)),
             _say(
@@ -488,6 +331,46 @@ def positional_mistakes(pos, d_model: int) -> list:
             "the exponent uses the column index: in 2i/d_model, i counts (sin, cos) pairs, not "
             "columns.",
         ),
+        *_positional_slips(pos, d_model),
+    ]
+
+
+def _pairing_slips(pos, angle) -> list:
+    """sin and cos swapped, or in two halves rather than interleaved."""
+    sin, cos = (torch.sin, torch.cos) if _torch(pos) else (np.sin, np.cos)
+    cat = torch.cat if _torch(pos) else np.concatenate
+    return [
+        (
+            _interleave(cos(angle), sin(angle)),
+            _say(
+                pos,
+                "sin and cos are swapped: even dimensions 2i hold sin, odd ones 2i+1 hold cos.",
+                "sin and cos are swapped: sin goes in the even columns (0, 2, ...), cos in the "
+                "odd ones, so row 0 is [0, 1, 0, 1, ...].",
+            ),
+        ),
+        (
+            cat([sin(angle), cos(angle)], -1),
+            _say(
+                pos,
+                "the table is [all sines | all cosines] in two halves; the paper interleaves "
+                "them: column 2i is sin, column 2i+1 is cos of the same angle (pe[:, 0::2] = "
+                "..., pe[:, 1::2] = ...).",
+                "the sines fill the first half and the cosines the second; the paper "
+                "interleaves them: sin in column 2i, cos in column 2i+1.",
+            ),
+        ),
+    ]
+
+
+def _positional_slips(pos, d_model: int) -> list:
+    """The positions from 1, the base 1000, pos multiplied by 10000^(2i/d_model), the angles
+    in degrees, and sines in every column."""
+    sin = torch.sin if _torch(pos) else np.sin
+    power = 2 * _index(pos, d_model // 2) / d_model
+    angle = pos / 10000.0**power
+    trig = _say(pos, "torch.sin and torch.cos", "np.sin and np.cos")
+    return [
         (
             positional_table(pos + 1, d_model),
             _say(
@@ -519,64 +402,6 @@ def positional_mistakes(pos, d_model: int) -> list:
         (
             _interleave(sin(angle), sin(angle)),
             "every column is a sine: the odd columns 2i+1 hold cos.",
-        ),
-    ]
-
-
-# Add & Norm, post-norm ------------------------------------------------------------------------
-
-
-def add_and_norm_mistakes(x, sublayer_out, norm) -> list:
-    """Every typical slip of the paper's post-norm Add & Norm, ``norm(x + sublayer_out)``
-    (§3.1), where ``norm`` is the LayerNorm to use (a function, with its own γ and β).
-
-    The residual or the sub-layer's output left out, the sum not normalised, and the norm
-    applied to one of the two terms before adding the other.
-    """
-    s = sublayer_out
-    return [
-        (
-            norm(s),
-            _say(
-                x,
-                "the residual path is missing: add x to the sub-layer's output before the norm.",
-                "the residual is missing: normalise x + sublayer_out, not sublayer_out alone.",
-            ),
-        ),
-        (
-            norm(x),
-            _say(
-                x,
-                "sublayer(x) was left out: norm(x + sublayer(x)).",
-                "sublayer_out was left out: LayerNorm(x + sublayer_out).",
-            ),
-        ),
-        (
-            x + s,
-            _say(
-                x,
-                "there is no norm: the sum x + sublayer(x) was returned as it is.",
-                "the sum is not normalised: LayerNorm(x + sublayer_out).",
-            ),
-        ),
-        (
-            x + norm(s),
-            _say(
-                x,
-                "the residual is added after the norm: post-norm adds first, then normalises: "
-                "norm(x + sublayer(x)).",
-                "you normalised the sub-layer's output and then added x; post-norm adds first, "
-                "then normalises: LayerNorm(x + sublayer_out).",
-            ),
-        ),
-        (
-            norm(x) + s,
-            _say(
-                x,
-                "the norm was applied to x alone: normalise the sum, norm(x + sublayer(x)).",
-                "you normalised x and then added sublayer_out; post-norm adds first: "
-                "LayerNorm(x + sublayer_out).",
-            ),
         ),
     ]
 
@@ -655,14 +480,24 @@ def expect_tensor(name: str, x) -> torch.Tensor:
 
 
 def expect_mask(name: str, x) -> torch.Tensor:
-    """``x`` if it is a boolean torch tensor, the course's masks (True = may attend)."""
-    if expect_tensor(name, x).dtype != torch.bool:
+    """``x`` if it is a boolean torch tensor, the course's masks (True = may attend); else how
+    to make it one: a 0/1 mask compares with 1, an additive one (0 where a query may attend,
+    -inf or -1e9 where not, PyTorch's other form) with 0."""
+    if expect_tensor(name, expect_returned(name, x)).dtype == torch.bool:
+        return x
+    values = set(x.unique().tolist()) if x.is_floating_point() else set()
+    if 0.0 in values and len(values) > 1 and max(values) <= 0:
         raise Mismatch(
-            f"{name} should return a boolean tensor (True = may attend); got dtype {x.dtype}. "
-            "Use dtype=torch.bool, or compare: `... == 1`.",
+            f"{name} returned an additive float mask, 0 where a query may attend and "
+            f"{min(values):g} where not (PyTorch's other form); this course's masks are boolean, "
+            "True = may attend: compare `mask == 0` (or torch.isfinite(mask) for 0 / -inf).",
             TYPE,
         )
-    return x
+    raise Mismatch(
+        f"{name} should return a boolean tensor (True = may attend); got dtype {x.dtype}. "
+        "Use dtype=torch.bool, or compare a mask of 1s and 0s: `... == 1`.",
+        TYPE,
+    )
 
 
 def shape_mistake(got: tuple[int, ...], expected: tuple[int, ...]) -> str | None:
@@ -761,125 +596,6 @@ def expect_count(
         why = miscounts.get(got)
         kind = MISTAKE if why else DIFFERENCE
         raise Mismatch(f"{said} {got:,}: {why or otherwise or f'expected {right:,}.'}", kind)
-
-
-# Layer norm: more slips, and which part of the formula is off (lessons 6 and 8) --------------
-
-
-def layer_norm_slips(x, gamma, beta, eps: float = 1e-5) -> list:
-    """Slips of LayerNorm(x) = γ·(x - μ)/√(σ² + ε) + β that :func:`layer_norm_mistakes` does
-    not list: the sum for the mean, the standard deviation under the root, (μ - x), β
-    subtracted, a division by γ, ε subtracted, and the mean and the variance over different
-    axes. Try them after :func:`layer_norm_mistakes`."""
-    mean, var = _stats(x, -1)
-    centred, root = x - mean, _sqrt(var + eps)
-    keep = _say(x, "dim=-1, keepdim=True", "axis=-1, keepdims=True")
-    total = _sum(x, -1)
-    upside_down = "the fraction is upside down: γ·(x - μ)/√(σ² + ε) + β."
-    with np.errstate(all="ignore"):  # ε subtracted: a negative root; 1/(x - μ): 1/0
-        mistakes = [
-            (
-                gamma * (x - total) / root + beta,
-                f"you subtracted the sum of each row; subtract its mean, x.mean({keep}).",
-            ),
-            (
-                gamma * centred / _sqrt(_sqrt(var) + eps) + beta,
-                "the square root is taken of the standard deviation, √(σ + ε): put the variance "
-                f"σ² = x.var({keep}) under the root.",
-            ),
-            (
-                gamma * -centred / root + beta,
-                "the sign is flipped: the formula has (x - μ), not (μ - x).",
-            ),
-            (gamma * centred / root - beta, "β is subtracted: add it, γ·x̂ + β."),
-            (centred / root / gamma + beta, "you divided by γ; multiply by it, γ·x̂ + β."),
-            (
-                gamma * centred / _sqrt(var - eps) + beta,
-                "ε is subtracted under the root: divide by √(σ² + ε).",
-            ),
-            (gamma / root + beta, "the numerator (x - μ) is missing: γ·(x - μ)/√(σ² + ε) + β."),
-            (root / (gamma * centred) + beta, upside_down),
-            (gamma / centred / root + beta, upside_down),
-        ]
-    for axis in range(x.ndim - 1):  # the mean and the variance over different axes
-        other_mean, other_var = _stats(x, axis)
-        mistakes += [
-            (
-                gamma * (x - other_mean) / root + beta,
-                f"the mean is taken over axis {axis}, the variance over the last one: both go "
-                f"over the last axis ({keep}).",
-            ),
-            (
-                gamma * centred / _sqrt(other_var + eps) + beta,
-                f"the variance is taken over axis {axis}, the mean over the last one: both go "
-                f"over the last axis ({keep}).",
-            ),
-        ]
-    return mistakes
-
-
-def layer_norm_part_off(got, x, gamma, beta, eps: float = 1e-5) -> str | None:
-    """Which part of γ·(x - μ)/√(σ² + ε) + β a wrong result ``got`` gets wrong, when it
-    matches no typical slip: the centring (x - μ), the division by √(σ² + ε), or γ and β.
-
-    Each part is tested on its own, the others taken as right: if only the division is off,
-    every row of (got - β)/γ is (x - μ) times one number, and so on. None if more than one
-    part is off, or if ``got`` has NaN or another shape.
-    """
-    got, x, gamma, beta = (as_tensor("x", a).numpy() for a in (got, x, gamma, beta))
-    if got.shape != x.shape or not np.isfinite(got).all() or (np.abs(gamma) < 1e-9).any():
-        return None
-    gamma, beta = np.broadcast_to(gamma, x.shape), np.broadcast_to(beta, x.shape)
-    mean = x.mean(axis=-1, keepdims=True)
-    root = np.sqrt(x.var(axis=-1, keepdims=True) + eps)
-    centred, z = x - mean, (got - beta) / gamma  # z should be (x - μ)/√(σ² + ε)
-    shift = got - (gamma * centred / root + beta)
-    if np.ptp(shift) <= 1e-9 * max(1.0, np.abs(shift).max()):
-        return (
-            f"your output is {shift.flat[0]:+.4g} off at every entry, the same shift "
-            "everywhere: β, or the mean μ subtracted, is off."
-        )
-    rows = [i for i in np.ndindex(x.shape[:-1]) if np.ptp(centred[i]) > 1e-6]
-
-    def row(i) -> str:  # "row 2", "position (0, 2)", or "x" for one vector
-        return "x" if not i else f"row {i[0]}" if len(i) == 1 else f"position {i}"
-
-    def per_row(values, i) -> float | None:  # one number for the whole row i, or None
-        v = values[i]
-        return float(v.mean()) if np.ptp(v) <= 1e-6 * max(1.0, np.abs(v).max()) else None
-
-    with np.errstate(all="ignore"):
-        divisors = {i: per_row(centred / z, i) for i in rows}
-    if rows and None not in divisors.values():
-        i = next((i for i in rows if abs(divisors[i] - root[i].item()) > 1e-6), rows[0])
-        want, have = digits(root[i].item(), divisors[i])
-        return (
-            f"the centring and γ, β are right, but the division is off: you divide {row(i)} "
-            f"by {have} where √(σ² + ε) = {want}, with σ² the population variance over the "
-            "last axis."
-        )
-    subtracted = {i: per_row(x - z * root, i) for i in np.ndindex(x.shape[:-1])}
-    if None not in subtracted.values():
-        off = [i for i in subtracted if abs(subtracted[i] - mean[i].item()) > 1e-6]
-        i = (off or list(subtracted))[0]
-        want, have = digits(mean[i].item(), subtracted[i])
-        return (
-            f"the division and γ, β are right, but the centring is off: you subtract {have} "
-            f"from {row(i)} where its mean μ over the last axis is {want}."
-        )
-    hat = (centred / root).reshape(-1, x.shape[-1])  # x̂, one row per position
-    flat = got.reshape(-1, x.shape[-1])
-    if hat.shape[0] >= 3:  # enough rows to fit one scale and one shift per feature
-        for j in range(x.shape[-1]):
-            design = np.stack([hat[:, j], np.ones(hat.shape[0])], axis=-1)
-            fitted = np.linalg.lstsq(design, flat[:, j], rcond=None)[0]
-            if not np.allclose(design @ fitted, flat[:, j], atol=1e-6):
-                return None
-        return (
-            "each row is normalised right, (x - μ)/√(σ² + ε), but γ and β are not applied as "
-            "γ·x̂ + β, one scale and one shift per feature (the last axis)."
-        )
-    return None
 
 
 # Counts written as a formula: which term or factor is off (lesson 7) -------------------------

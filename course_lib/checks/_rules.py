@@ -19,8 +19,9 @@ import types
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
-# course_lib's own helpers for notebooks and checks are not reference code.
-NOT_REFERENCE = ("course_lib.checks", "course_lib.notebook", "course_lib.widgets")
+# course_lib's own helpers for notebooks and checks are not reference code. The widgets are:
+# an explorer's numbers (lesson 1's path lengths and layer costs) are the lesson's reference.
+NOT_REFERENCE = ("course_lib.checks", "course_lib.notebook")
 
 
 @dataclass(frozen=True)
@@ -35,11 +36,14 @@ class Rules:
             ``from ... import``, a helper function) does not matter.
         loops: False when the exercise asks for vectorised code: no ``for``, ``while`` or
             comprehension in the answer's functions or the helpers they call.
+        written_out: keyword arguments the cell that makes a value answer may not pass, where
+            the exercise asks for that computation written out, e.g. ``("label_smoothing",)``.
     """
 
     uses: tuple[str, ...] = ()
     forbidden: tuple[str, ...] = ()
     loops: bool = True
+    written_out: tuple[str, ...] = ()
 
     def describe(self) -> str:
         """The prompt's sentence saying what may be used."""
@@ -79,7 +83,20 @@ class Rules:
                 "point for it.",
                 [],
             )
-        return "", []
+        return self._passed_keyword(names, sources), []
+
+    def _passed_keyword(self, names: list[str], sources) -> str:
+        """Why a value answer's cell passes a keyword of ``written_out`` ("" if none does)."""
+        trees = [t for t in map(parse, notebook_history() if sources is None else sources) if t]
+        for name in names if self.written_out else []:
+            made = next((t for t in reversed(trees) if name in binds(t)), ast.Module([], []))
+            passed = {n.arg for n in ast.walk(made) if isinstance(n, ast.keyword)}
+            if keyword := next((k for k in self.written_out if k in passed), None):
+                return (
+                    f"`{name}` is computed with `{keyword}=`: this exercise asks for it written "
+                    "out, so the grader gives no point for it."
+                )
+        return ""
 
     def refused(self, uses: Iterable[str]) -> tuple[str, list]:
         """The verdict on answers that use these course_lib names ("", [] if none is refused)."""

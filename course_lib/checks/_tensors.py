@@ -126,11 +126,18 @@ def fmt(x) -> str:
     return np.array2string(values, precision=3, floatmode="fixed", suppress_small=True)
 
 
+def many(n: int, thing: str) -> str:
+    """``n`` things, in the singular for one: "1 layer", "6 layers"."""
+    return f"{n} {thing}" if n == 1 else f"{n} {thing}s"
+
+
 def match(got, wrong, typed: bool = False) -> str | None:
-    """The message of the first typical mistake ``(tensor, message)`` that ``got`` reproduces;
-    with ``typed``, failing that, the first it reproduces at the rounding a number typed by
-    hand may have (:func:`typed_tolerance`), where two mistakes may look alike."""
+    """The message of the first typical mistake ``(tensor, message)`` (or ``{message: tensor}``)
+    that ``got`` reproduces; with ``typed``, failing that, the first it reproduces at the
+    rounding a number typed by hand may have (:func:`typed_tolerance`), where two mistakes may
+    look alike."""
     got = as_tensor("got", got)
+    wrong = [(c, m) for m, c in wrong.items()] if isinstance(wrong, dict) else wrong
     candidates = [(as_tensor("candidate", c), m) for c, m in wrong]
     candidates = [(c, m) for c, m in candidates if c.shape == got.shape]
     for candidate, message in candidates:
@@ -157,7 +164,10 @@ def difference(name: str, got, expected) -> str:
 
 
 def digits(expected: float, got: float) -> tuple[str, str]:
-    """Both numbers with 4 decimals, or as many more as it takes to tell them apart."""
+    """Both numbers with 4 decimals, or as many more as it takes to tell them apart; whole
+    numbers (counts) as they are, 2,097,152."""
+    if float(expected).is_integer() and float(got).is_integer() and abs(expected) >= 1:
+        return f"{int(expected):,}", f"{int(got):,}"
     for places in range(4, 12):
         want, have = f"{expected:.{places}f}", f"{got:.{places}f}"
         if want != have:
@@ -174,23 +184,32 @@ def diagnose(
     weights: bool = False,
     during: str = "",
     typed: bool = False,
+    explain=None,
 ) -> None:
-    """Return if ``got`` matches ``expected``; otherwise raise a Mismatch saying why.
+    """Return if ``got`` matches ``expected``; otherwise raise a Mismatch saying why: a typical
+    mistake it reproduces (of any shape), else a wrong shape, else where it is furthest off.
 
     Args:
-        wrong: pairs ``(tensor, message)``: the results of typical mistakes (``_mistakes``
-            has the shared ones). If ``got`` reproduces one, its message is the diagnosis.
+        wrong: pairs ``(tensor, message)``, or a dict ``{message: tensor}``: the results of
+            typical mistakes (``_mistakes`` has the shared ones). If ``got`` reproduces one,
+            its message is the diagnosis.
         weights: ``got`` holds attention weights, so each row (last axis) should sum to 1.
         during: how the learner's function was called; it starts the message ("{during}: ").
         typed: ``got`` may be typed by hand: it passes, and reproduces a mistake, within the
             course's rounding policy (:func:`typed_tolerance`) instead of ``atol``.
+        explain: when ``got`` reproduces no mistake, a function of ``got`` (float64, the
+            expected shape) that names what is off ("the division is off: ..."), or None to
+            say only where and by how much.
     """
     got = as_tensor(name, got)
     expected = as_tensor("expected", expected)
     try:
+        if got.shape != expected.shape and (named := match(got, wrong, typed)):
+            raise Mismatch(named, MISTAKE)  # a mistake that changes the shape (a transpose...)
         expect_shape(name, got, expected.shape)
         if not close(got, expected, atol, typed):
             named = match(got, wrong, typed) or (weights and row_sums(name, got))
+            named = named or (explain and explain(got))
             if named:
                 raise Mismatch(named, MISTAKE)
             raise Mismatch(difference(name, got, expected), DIFFERENCE)

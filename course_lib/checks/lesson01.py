@@ -1,36 +1,59 @@
-"""Checks for lesson 1, the sequence problem (paper §1, §2 and §4, Table 1).
+"""Checks for lesson 1, the sequence problem (paper §1, §2 and §4, Table 1): counts (steps,
+hops, multiply-adds, parameters, bytes), compared exactly, and two accuracies. A count that
+is off is read for the count the learner most likely computed instead."""
 
-Answers here are counts (steps, hops, multiply-adds, parameters, bytes), so each check
-compares exact integers and, when they differ, names the count the learner most likely
-computed instead: words instead of hops, the two costs swapped, one bias vector instead of
-PyTorch's two, entries instead of bytes, and so on.
-"""
-
-import inspect
 import math
 
 import numpy as np
 import torch
 
 from ._core import DIFFERENCE, MISTAKE, TYPE, Mismatch, call, exercise, multiple_choice
-from ._mistakes import expect_returned
-from ._tensors import one_number, whole_number
+from ._mistakes import expect_count, expect_parameters, expect_returned
+from ._tensors import close, diagnose, match, one_number, whole_number
+
+# Shared by several exercises -------------------------------------------------------------------
 
 _WHOLE = "steps, hops, lengths and counts are whole numbers"  # why a fraction is wrong
 
 
-def _flipped(got: list[float], right: list[float]) -> str | None:
-    """A message if every count came out as minus the right one."""
+def _count(fn, name: str, names: str, *args, **sizes) -> float:
+    """The learner's ``fn(*args, **sizes)`` as one number; ``names`` names the arguments."""
+    called = zip(names.split(), [*args, *sizes.values()], strict=False)  # sizes may be left out
+    during = "with " + ", ".join(f"{n} = {v}" for n, v in called)
+    value = expect_returned(name, call(fn, *args, during=during, **sizes))
+    return float(one_number(f"{name}({', '.join(map(str, args))}{', ...' * bool(sizes)})", value))
+
+
+def _misread(got: list[float], right: list[float], named: str | None) -> str | None:
+    """Why the counts ``got`` are not ``right``: a flipped sign, the slip ``named``, a fraction."""
     if all(g == -r != 0 for g, r in zip(got, right, strict=True)):
         return "the sign is flipped: a count is never negative."
-    return None
+    if named or all(float(c).is_integer() for c in got):
+        return named
+    return "a count is a whole number, so a division crept in: is there a / where a * belongs?"
 
 
-def _fraction(counts: list[float]) -> str | None:
-    """A message if a count is not a whole number (a / where a * belongs, most often)."""
-    if any(not float(c).is_integer() for c in counts):
-        return "a count is a whole number, so a division crept in: is there a / where a * belongs?"
-    return None
+def _product_fit(count, base: tuple, steps: tuple, cases) -> tuple[float, list[int]] | None:
+    """``(c, powers)`` if ``count(*sizes)`` is c·∏ sizeᵢ^powerᵢ with whole powers: read from how
+    it grows as each size of ``base`` is multiplied by its step, then checked on ``cases``."""
+    at_base, powers = count(*base), []
+    for i, step in enumerate(steps):
+        moved = count(*base[:i], base[i] * step, *base[i + 1 :])
+        power = math.log(moved / at_base, step) if at_base > 0 and moved > 0 else 0.5
+        if abs(power - round(power)) > 1e-6:  # not a product of whole powers
+            return None
+        powers.append(round(power))
+    c = at_base / math.prod(x**p for x, p in zip(base, powers, strict=True))
+    for case in cases:
+        value = c * math.prod(x**p for x, p in zip(case, powers, strict=True))
+        if not math.isclose(value, count(*case), rel_tol=1e-9):
+            return None
+    return c, powers
+
+
+def _num(x: float) -> str:
+    """``1,280,000`` for a whole number, ``4.88281`` otherwise."""
+    return f"{int(x):,}" if float(x).is_integer() else f"{x:,.6g}"
 
 
 # 1.1 Recall ------------------------------------------------------------------------------------
@@ -62,6 +85,49 @@ def recall_problems(answer_1_1):
 
 # 1.2 Apply: a 100-word sentence ----------------------------------------------------------------
 
+_ONE_BY_ONE = "an RNN cannot compute h_t before h_{t-1}: one step per word, one after another."
+_CHAIN = "through the chain h1 → h2 → ... → h100."
+_AT_ONCE = "self-attention computes every position at once, as one batch of matrix products"
+_DIRECTLY = "word 100 attends to word 1 directly, in one hop."
+_HOPS = {"rnn_steps": 100, "rnn_path": 99, "attention_steps": 1, "attention_path": 1}
+_HOW = {  # what to do when a count is off by no typical slip
+    "rnn_steps": "the RNN makes one step per word, and there are 100.",
+    "rnn_path": "follow the chain h1 → h2 → ... → h100 and count the arrows.",
+    "attention_steps": "self-attention computes every position at once: 1 step per layer.",
+    "attention_path": _DIRECTLY,
+}
+_HOP_SLIPS = {  # each count's typical slips, and what they mean
+    "rnn_steps": {
+        99: "the RNN also makes a step for the first word (h1 = f(h0, x1)): 100 words, 100 steps.",
+        101: "h0 is the initial state, given rather than computed: the 100 words make 100 "
+        "steps, h1 to h100.",
+        1: _ONE_BY_ONE,
+        0: _ONE_BY_ONE,
+    },
+    "rnn_path": {
+        1: f"1 hop is attention's path. In an RNN, word 1 reaches word 100 only {_CHAIN}",
+        0: "0 hops would mean word 1 and word 100 are the same position; in an RNN, word 1 "
+        f"reaches word 100 {_CHAIN}",
+        101: "count the links between h1 and h100: one fewer than the words they span.",
+        98: "count the links between h1 and h100: h1 → h2 is the first of them.",
+    },
+    "attention_steps": {
+        100: f"that is the RNN's count, a step per word; {_AT_ONCE}: 1 step per layer.",
+        99: f"that is about the RNN's count; {_AT_ONCE}: 1 step per layer.",
+        0: "the layer still runs once: it computes every position in that one step.",
+        2: "the scores and the weighted sum are matrix products over all positions at once; "
+        "Table 1 counts sequential operations per layer, and a layer is 1 step whatever n is.",
+        6: "6 is the number of layers in the paper's encoder; the question is about one layer.",
+    },
+    "attention_path": {
+        0: "0 hops would mean the words are the same position; a word reading another is one hop.",
+        2: "query → key → value is still one hop: word 100 reads word 1 directly, in one "
+        "attention step.",
+        99: f"that is the RNN's path; {_DIRECTLY}",
+        100: f"that is about the RNN's path; {_DIRECTLY}",
+    },
+}
+
 
 @exercise("1.2", "Apply: steps and paths for 100 words")
 def steps_and_paths(rnn_steps, rnn_path, attention_steps, attention_path) -> str:
@@ -71,99 +137,22 @@ def steps_and_paths(rnn_steps, rnn_path, attention_steps, attention_path) -> str
     The RNN makes one step per word. Its path from word 1 to word n counts the arrows
     h1 → h2 → ... → hn, one fewer than the words.
     """
-    got = {
-        "rnn_steps": whole_number("rnn_steps", rnn_steps, _WHOLE),
-        "rnn_path": whole_number("rnn_path", rnn_path, _WHOLE),
-        "attention_steps": whole_number("attention_steps", attention_steps, _WHOLE),
-        "attention_path": whole_number("attention_path", attention_path, _WHOLE),
-    }
+    answers = (rnn_steps, rnn_path, attention_steps, attention_path)
+    got = {n: whole_number(n, x, _WHOLE) for n, x in zip(_HOPS, answers, strict=True)}
     if got["rnn_steps"] == 1 and got["attention_steps"] in (99, 100):
-        raise Mismatch(
-            "the RNN and attention answers are swapped: the RNN is the one that takes a step "
-            "per word.",
-            MISTAKE,
-        )
+        swapped = "the RNN and attention answers are swapped: the RNN is the one that takes a step"
+        raise Mismatch(f"{swapped} per word.", MISTAKE)
     if 4 in (got["rnn_path"], got["rnn_steps"]) or got["rnn_steps"] == 5:
-        raise Mismatch(
-            "5 steps and 4 hops were the worked example's 5-word sentence; this one has 100 words.",
-            MISTAKE,
-        )
-    _check_rnn(got["rnn_steps"], got["rnn_path"])
-    _check_attention(got["attention_steps"], got["attention_path"])
-    note = (
-        " (You gave 100, which counts the words; between them lie 99 hops. Both say O(n).)"
-        if got["rnn_path"] == 100
-        else ""
-    )
+        example = "5 steps and 4 hops were the worked example's 5-word sentence"
+        raise Mismatch(f"{example}; this one has 100 words.", MISTAKE)
+    for name, right in _HOPS.items():
+        if (name, got[name]) != ("rnn_path", 100):  # the words, not the arrows: also O(n)
+            expect_count(got[name], right, _HOP_SLIPS[name], f"`{name}` =", _HOW[name])
+    note = " (You gave 100, which counts the words; between them lie 99 hops. Both say O(n).)"
     return (
         "RNN: 100 sequential steps and a 99-hop path from word 1 to word 100; self-attention: "
-        f"1 step per layer and a 1-hop path.{note}"
+        f"1 step per layer and a 1-hop path.{note if got['rnn_path'] == 100 else ''}"
     )
-
-
-def _check_rnn(steps: int, path: int) -> None:
-    wrong_steps = {
-        99: "the RNN also makes a step for the first word (h1 = f(h0, x1)): 100 words, 100 steps.",
-        101: "h0 is the initial state, given rather than computed: the 100 words make 100 steps, "
-        "h1 to h100.",
-        1: "an RNN cannot compute h_t before h_{t-1}: one step per word, one after another.",
-        0: "an RNN cannot compute h_t before h_{t-1}: one step per word, one after another.",
-    }
-    if steps != 100:
-        why = wrong_steps.get(steps)
-        raise Mismatch(
-            why or f"`rnn_steps` = {steps}: the RNN makes one step per word, and there are 100.",
-            MISTAKE if why else DIFFERENCE,
-        )
-    wrong_path = {
-        1: "1 hop is attention's path. In an RNN, word 1 reaches word 100 only through the "
-        "chain h1 → h2 → ... → h100.",
-        0: "0 hops would mean word 1 and word 100 are the same position; in an RNN, word 1 "
-        "reaches word 100 through the chain h1 → h2 → ... → h100.",
-        101: "count the links between h1 and h100: one fewer than the words they span.",
-        98: "count the links between h1 and h100: h1 → h2 is the first of them.",
-    }
-    if path not in (99, 100):
-        why = wrong_path.get(path)
-        raise Mismatch(
-            why
-            or f"`rnn_path` = {path}: follow the chain h1 → h2 → ... → h100 and count the arrows.",
-            MISTAKE if why else DIFFERENCE,
-        )
-
-
-def _check_attention(steps: int, path: int) -> None:
-    wrong_steps = {
-        100: "that is the RNN's count, a step per word; self-attention computes every position "
-        "at once, as one batch of matrix products: 1 step per layer.",
-        99: "that is about the RNN's count; self-attention computes every position at once, as "
-        "one batch of matrix products: 1 step per layer.",
-        0: "the layer still runs once: it computes every position in that one step.",
-        2: "the scores and the weighted sum are matrix products over all positions at once; "
-        "Table 1 counts sequential operations per layer, and a layer is 1 step whatever n is.",
-        6: "6 is the number of layers in the paper's encoder; the question is about one layer.",
-    }
-    if steps != 1:
-        why = wrong_steps.get(steps)
-        raise Mismatch(
-            f"`attention_steps` = {steps}: "
-            + (why or "self-attention computes every position at once: 1 step per layer."),
-            MISTAKE if why else DIFFERENCE,
-        )
-    wrong_path = {
-        0: "0 hops would mean the words are the same position; a word reading another is one hop.",
-        2: "query → key → value is still one hop: word 100 reads word 1 directly, in one "
-        "attention step.",
-        99: "that is the RNN's path; word 100 attends to word 1 directly, in one hop.",
-        100: "that is about the RNN's path; word 100 attends to word 1 directly, in one hop.",
-    }
-    if path != 1:
-        why = wrong_path.get(path)
-        raise Mismatch(
-            f"`attention_path` = {path}: "
-            + (why or "word 100 attends to word 1 directly, in one hop."),
-            MISTAKE if why else DIFFERENCE,
-        )
 
 
 # 1.3 Extend: the cost of a layer, n²·d against n·d² --------------------------------------------
@@ -183,42 +172,26 @@ def costs(attention_cost, recurrent_cost, crossover_n) -> str:
     Set the two costs equal and divide both sides by n·d. The question is about d = 1,024, not
     section 4's 512.
     """
-    got = {
-        name: [_cost(fn, name, n, d) for n, d in _COST_CASES]
-        for name, fn in (("attention_cost", attention_cost), ("recurrent_cost", recurrent_cost))
-    }
-    right = {
-        "attention_cost": [n * n * d for n, d in _COST_CASES],
-        "recurrent_cost": [n * d * d for n, d in _COST_CASES],
-    }
-    if got["attention_cost"] == right["recurrent_cost"] != right["attention_cost"] and (
-        got["recurrent_cost"] == right["attention_cost"]
-    ):
+    fns = {"attention_cost": attention_cost, "recurrent_cost": recurrent_cost}
+    got = {name: [_count(fn, name, "n d", *c) for c in _COST_CASES] for name, fn in fns.items()}
+    right = [[n * n * d for n, d in _COST_CASES], [n * d * d for n, d in _COST_CASES]]
+    if list(got.values()) == right[::-1]:
         raise Mismatch(
             "the two costs are swapped: self-attention compares every pair of positions "
             "(n² pairs, d multiply-adds each), the recurrence multiplies a d × d matrix at "
             "each of n steps.",
             MISTAKE,
         )
-    for name, form in (("attention_cost", "n²·d"), ("recurrent_cost", "n·d²")):
-        if got[name] != right[name]:
-            i = next(
-                i for i, (g, r) in enumerate(zip(got[name], right[name], strict=True)) if g != r
+    for (name, fn), form, want in zip(fns.items(), ("n²·d", "n·d²"), right, strict=True):
+        if got[name] != want:
+            i = next(i for i, (g, r) in enumerate(zip(got[name], want, strict=True)) if g != r)
+            said = (
+                f"`{name}{_COST_CASES[i]}` should be {form} = {want[i]:,}; got {_num(got[name][i])}"
             )
-            (n, d), value, expected = _COST_CASES[i], got[name][i], right[name][i]
-            said = f"`{name}({n}, {d})` should be {form} = {expected:,}; got {_num(value)}"
-            why = (
-                _flipped(got[name], right[name])
-                or _cost_mistake(name, got[name])
-                or _fraction(got[name])
-            )
-            if why:
-                raise Mismatch(f"{said}: {why}", MISTAKE)
-            whole_number(f"{name}({n}, {d})", value, _WHOLE)  # a fraction says so
-            raise Mismatch(f"{said}.", DIFFERENCE)
-    x = whole_number("crossover_n", crossover_n, _WHOLE)
+            why = _misread(got[name], want, _cost_mistake(fn, name, got[name]))
+            raise Mismatch(f"{said}: {why}" if why else f"{said}.", MISTAKE if why else DIFFERENCE)
     d = CROSSOVER_D
-    wrong = {
+    crossover_slips = {
         d * d: f"{d:,}² = d² is not a length: n²·d = n·d² when n = d.",
         32: f"√{d:,} = 32 is not it: n²·d = n·d² simplifies to n = d.",
         1: "divide both sides of n²·d = n·d² by n·d: n = d.",
@@ -230,12 +203,14 @@ def costs(attention_cost, recurrent_cost, crossover_n) -> str:
         f"big model has d = {d:,}, and the costs cross at n = d.",
         2 * d: "n²·d = n·d² simplifies to n = d, not 2·d.",
     }
-    if x != d:
-        why = wrong.get(x)
-        raise Mismatch(
-            why or f"`crossover_n` = {x}: set n²·d = n·d² with d = {d:,} and solve for n.",
-            MISTAKE if why else DIFFERENCE,
-        )
+    solve = f"set n²·d = n·d² with d = {d:,} and solve for n."
+    expect_count(
+        whole_number("crossover_n", crossover_n, _WHOLE),
+        d,
+        crossover_slips,
+        "`crossover_n` =",
+        solve,
+    )
     paragraph, document = ((n * n * d, n * d * d) for n in (200, 5_000))
     return (
         f"n²·d < n·d² exactly when n < d, so at d = {d:,} the costs cross at n = {d:,}. "
@@ -245,97 +220,71 @@ def costs(attention_cost, recurrent_cost, crossover_n) -> str:
     )
 
 
-def _cost(fn, name, n, d) -> float:
-    value = expect_returned(name, call(fn, n, d, during=f"with n = {n}, d = {d}"))
-    return float(one_number(f"{name}({n}, {d})", value))
-
-
-def _cost_mistake(name: str, values: list[int]) -> str | None:
+def _cost_mistake(fn, name: str, values: list[float]) -> str | None:
     """Why the costs ``values`` (one per case of ``_COST_CASES``) are wrong, if the formula
     they follow is a typical slip or a product c·nᵃ·dᵇ whose parts can be named."""
     attention = name == "attention_cost"
+    n, d = (torch.tensor(x, dtype=torch.float64) for x in zip(*_COST_CASES, strict=True))
     other = "recurrence, n·d²" if attention else "self-attention, n²·d"
     typical = [
-        (
-            lambda n, d: n * d * d if attention else n * n * d,
-            f"that is the other layer's formula ({other}).",
-        ),
-        (lambda n, d: n * d, "n·d is one pass over the input; the cost has one more factor."),
-        (lambda n, d: n * n * d * d, "n²·d² multiplies both costs together."),
-        (lambda n, d: n * n * d + n * d * d, "n²·d + n·d² adds the two layers' costs."),
-        (
-            lambda n, d: n * (n - 1) * d,
-            "a position also attends to itself: n² pairs, not n(n - 1).",
-        ),
-        (
-            lambda n, d: (n - 1) * d * d,
-            "the recurrence makes a step for every position: n steps, not n - 1.",
-        ),
+        (n * d * d if attention else n * n * d, f"that is the other layer's formula ({other})."),
+        (n * d, "n·d is one pass over the input; the cost has one more factor."),
+        (n * n * d * d, "n²·d² multiplies both costs together."),
+        (n * n * d + n * d * d, "n²·d + n·d² adds the two layers' costs."),
+        (n * (n - 1) * d, "a position also attends to itself: n² pairs, not n(n - 1)."),
+        ((n - 1) * d * d, "the recurrence makes a step for every position: n steps, not n - 1."),
     ]
-    for formula, message in typical:
-        if all(
-            math.isclose(v, formula(n, d)) for v, (n, d) in zip(values, _COST_CASES, strict=True)
-        ):
-            return message
-    if all(math.isclose(v, values[0]) for v in values):
-        return f"your function returns {_num(values[0])} whatever n and d are."
-    fitted = _monomial(values)
+    if named := match(values, typical):
+        return named
+    fitted = _product_fit(lambda *c: _count(fn, name, "n d", *c), (7, 5), (2, 3), _COST_CASES)
     if fitted is None:
         return None
-    c, a, b = fitted
-    if (a, b) == (2, 0) and attention:
-        return "n² counts the pairs, but each pair costs d multiply-adds."
-    if (a, b) == (0, 2) and not attention:
-        return "d² is the cost of one step; there are n of them."
-    want = (2, 1) if attention else (1, 2)
-    parts = []
-    if a != want[0]:
+    c, (a, b) = fitted
+    if (a, b) == (0, 0):
+        return f"your function returns {_num(c)} whatever n and d are."
+    pairs, steps = "self-attention scores n² pairs of positions", "there are n steps"
+    parts = [] if a == (2 if attention else 1) else [pairs if attention else steps]
+    if b != (1 if attention else 2):
+        dot = "each pair costs a d-long dot product, d multiply-adds"
         parts.append(
-            "self-attention scores n² pairs of positions" if attention else "there are n steps"
-        )
-    if b != want[1]:
-        parts.append(
-            "each pair costs a d-long dot product, d multiply-adds"
+            dot
             if attention
             else "each step multiplies a d × d matrix by a vector, d² multiply-adds"
         )
     if c == 2:
         parts.append("a multiply-add counts once, not as two operations")
-    elif c == 0.5 and attention:
-        parts.append("every ordered pair (i, j) counts, not half of them")
     elif c != 1:
         parts.append(f"there is no factor {c:g}")
-    return (
-        f"your function computes {_product(c, ('n', a), ('d', b))}, but " + "; ".join(parts) + "."
-    )
-
-
-def _num(x: float) -> str:
-    """``1,280,000`` for a whole number, ``4.88281`` otherwise."""
-    return f"{int(x):,}" if float(x).is_integer() else f"{x:,.6g}"
-
-
-def _monomial(values: list[int]) -> tuple[float, int, int] | None:
-    """``(c, a, b)`` if ``values`` are c·nᵃ·dᵇ at every case, with small a, b and a simple c."""
-    for a in range(-1, 4):
-        for b in range(-1, 4):
-            for c in (1, 2, 0.5, 4, 3):
-                guess = [c * float(n) ** a * float(d) ** b for n, d in _COST_CASES]
-                if all(math.isclose(v, g) for v, g in zip(values, guess, strict=True)):
-                    return c, a, b
-    return None
-
-
-def _product(c: float, *factors: tuple[str, int]) -> str:
-    """``2·n²·d`` from ``(2, ("n", 2), ("d", 1))``; a power 0 leaves its factor out."""
-    powers = {-1: "⁻¹", 1: "", 2: "²", 3: "³"}
-    terms = [f"{x}{powers[p]}" for x, p in factors if p]
-    if c != 1 or not terms:
-        terms.insert(0, f"{c:g}")
-    return "·".join(terms)
+    powers = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
+    terms = [x + ("" if p == 1 else str(p).translate(powers)) for x, p in (("n", a), ("d", b)) if p]
+    written = "·".join(([f"{c:g}"] if c != 1 else []) + terms)
+    return f"your function computes {written}, but " + "; ".join(parts) + "."
 
 
 # 1.4 (lab L1.A) Token and sequence accuracy, first position excluded ---------------------------
+
+
+def _batches() -> dict[str, tuple]:
+    """Two batches of targets of length 6 and predictions, by how messages name them.
+
+    In the test batch the wrong tokens sit at the end of rows 1 and 2 and at the unscored start
+    of row 3, so that each typical slip gives other numbers. In the second every scored token
+    is right: a whole-batch .all() gives 1 there, a count compared with L (not L - 1) still 0.
+    """
+    target = torch.tensor(
+        [[9, 8, 7, 6, 5, 4], [4, 3, 2, 11, 10, 9], [12, 13, 14, 15, 16, 17], [6, 6, 7, 7, 8, 8]]
+    )
+    predicted, all_right = target.clone(), target.clone()
+    predicted[1, 5] = 5  # one wrong token, the last
+    predicted[2, 4:] = 3  # two wrong tokens, the last two
+    predicted[3, 0] = all_right[0, 0] = 19  # only the given first token differs: not scored
+    return {
+        "the test batch (4 rows of 6 tokens, 20 scored)": (predicted, target),
+        "a second batch, every scored token right": (all_right, target),
+    }
+
+
+_BATCHES = _batches()
 
 
 @exercise("1.4", "Lab L1.A: token and sequence accuracy")
@@ -349,195 +298,121 @@ def accuracy(reversal_accuracy) -> str:
     `right = predicted[:, 1:] == target[:, 1:]`, then `right.float().mean()` and
     `right.all(dim=1).float().mean()`, each as a Python number with `.item()`.
     """
-    predicted, target = _accuracy_case()
-    result = call(
-        reversal_accuracy,
-        predicted.clone(),
-        target.clone(),
-        during="on a test batch",
-        tip=_accuracy_tip,
-    )
-    expect_returned("reversal_accuracy", result)
-    if not isinstance(result, (tuple, list)) or len(result) != 2:
-        raise Mismatch(
-            "`reversal_accuracy` should return a pair of numbers (token_accuracy, "
-            f"sequence_accuracy); got {_what(result)}.",
-            TYPE,
-        )
-    token, sequence = (
-        float(one_number(name, x))
-        for name, x in zip(("token_accuracy", "sequence_accuracy"), result, strict=True)
-    )
-    expected = _reference_accuracy(predicted, target)  # 17/20, 2/4
-    if _same_pair((token, sequence), expected):
-        rows, length = target.shape
-        scored = rows * (length - 1)
-        return (
-            f"token accuracy {token:.4f} ({round(token * scored)} of {scored} scored tokens) "
-            f"and sequence accuracy {sequence:.2f} ({round(sequence * rows)} of {rows}) on the "
-            "test batch; position 1 is given, so it is not scored."
-        )
-    if min(token, sequence) < 0:
-        raise Mismatch(
-            f"got ({token:g}, {sequence:g}): a share of right answers is never negative; check "
-            "the sign.",
-            MISTAKE,
-        )
-    if max(token, sequence) > 1.0 + 1e-9:
-        raise Mismatch(
-            f"got ({token:g}, {sequence:g}): return fractions between 0 and 1, not percentages "
-            "or counts (.mean(), not .sum()).",
-            MISTAKE,
-        )
-    for candidate, message in _accuracy_mistakes(predicted, target):
-        if _same_pair((token, sequence), candidate):
-            raise Mismatch(message, MISTAKE)
-    which = [
-        f"{name} {value:.4f}, expected {want:.4f}"
-        for name, value, want in (
-            ("the token accuracy is", token, expected[0]),
-            ("the sequence accuracy is", sequence, expected[1]),
-        )
-        if abs(value - want) >= 1e-6
-    ]
-    raise Mismatch(
-        f"on the test batch (4 rows of 6 tokens, 20 scored), {' and '.join(which)}.",
-        DIFFERENCE,
+    got = {b: _pair(reversal_accuracy, *batch, b) for b, batch in _BATCHES.items()}
+    want = {b: _rates(p[:, 1:] == t[:, 1:]) for b, (p, t) in _BATCHES.items()}
+    (token, sequence), flat = got[next(iter(got))], [x for pair in got.values() for x in pair]
+    if not close(flat, [x for pair in want.values() for x in pair]):
+        if min(flat) < 0 or max(flat) > 1 + 1e-9:
+            sign = "a share of right answers is never negative; check the sign"
+            share = (
+                "return fractions between 0 and 1, not percentages or counts (.mean(), not .sum())"
+            )
+            raise Mismatch(
+                f"got ({token:g}, {sequence:g}): {sign if min(flat) < 0 else share}.", MISTAKE
+            )
+        slips = [_accuracy_mistakes(*batch) for batch in _BATCHES.values()]
+        if named := match(flat, [(a + b, m) for (a, m), (b, _) in zip(*slips, strict=True)]):
+            raise Mismatch(named, MISTAKE)
+    for batch, pair in got.items():
+        for i, name in enumerate(_ACCURACIES):
+            diagnose(name, pair[i], want[batch][i], during=f"on {batch}")
+    return (
+        f"token accuracy {token:.4f} ({round(token * 20)} of 20 scored tokens) and sequence "
+        f"accuracy {sequence:.2f} ({round(sequence * 4)} of 4) on the test batch; position 1 is "
+        "given, so it is not scored."
     )
 
 
-def _what(x) -> str:
-    if isinstance(x, torch.Tensor):
-        return f"a tensor of shape {tuple(x.shape)}"
-    return type(x).__name__
+def _pair(fn, predicted, target, batch: str) -> tuple[float, float]:
+    """The learner's (token_accuracy, sequence_accuracy) on copies of a batch."""
+    result = call(fn, predicted.clone(), target.clone(), during=f"on {batch}", tip=_accuracy_tip)
+    result = expect_returned("reversal_accuracy", result)
+    if not isinstance(result, tuple | list) or len(result) != 2:
+        what = f"a tensor of shape {tuple(result.shape)}" if torch.is_tensor(result) else None
+        pair = "a pair of numbers (token_accuracy, sequence_accuracy)"
+        raise Mismatch(
+            f"`reversal_accuracy` should return {pair}; got {what or type(result).__name__}.", TYPE
+        )
+    return tuple(float(one_number(n, x)) for n, x in zip(_ACCURACIES, result, strict=True))
+
+
+_ACCURACIES = ("token_accuracy", "sequence_accuracy")
+_SLICED = "predicted and target were sliced differently; compare the same positions of both, "
+_SLICED += "predicted[:, 1:] == target[:, 1:]."
+_DIMS = "the batch is (B, L), dimensions 0 and 1; a sequence runs along dim=1."
+_CRASHES = {  # what a crash's words on the test batch most likely mean
+    "must match the size of tensor": _SLICED,
+    "could not be broadcast": _SLICED,
+    "could not infer output dtype": "the matches are booleans, which have no mean: "
+    ".float().mean().",
+    "Dimension out of range": _DIMS,
+    "out of bounds": _DIMS,
+}
 
 
 def _accuracy_tip(error: Exception) -> str | None:
-    """What a crash on the test batch most likely means."""
-    text = str(error)
-    if "must match the size of tensor" in text or "could not be broadcast" in text:
-        return (
-            "Tip: predicted and target were sliced differently; compare the same positions of "
-            "both, predicted[:, 1:] == target[:, 1:]."
-        )
-    if "could not infer output dtype" in text:
-        return "Tip: the matches are booleans, which have no mean: .float().mean()."
-    if "Dimension out of range" in text or "out of bounds" in text:
-        return "Tip: the batch is (B, L), dimensions 0 and 1; a sequence runs along dim=1."
-    return None
+    return next((f"Tip: {tip}" for words, tip in _CRASHES.items() if words in str(error)), None)
 
 
-def _accuracy_case():
-    """Targets of length 6 and predictions with one, two or no scored wrong tokens per row.
-
-    The mistakes sit at the end of rows 1 and 2 and at the (unscored) start of row 3, so
-    scoring positions 1..L-1 instead of 2..L gives other numbers; with 5 scored columns and
-    4 rows, a sequence accuracy taken over the wrong dimension cannot match by chance.
-    """
-    target = torch.tensor(
-        [[9, 8, 7, 6, 5, 4], [4, 3, 2, 11, 10, 9], [12, 13, 14, 15, 16, 17], [6, 6, 7, 7, 8, 8]]
-    )
-    predicted = target.clone()
-    predicted[1, 5] = 5  # one wrong token, the last
-    predicted[2, 4:] = 3  # two wrong tokens, the last two
-    predicted[3, 0] = 19  # only the given first token differs: not scored
-    return predicted, target
+def _rates(right) -> tuple[float, float]:
+    """Token and sequence accuracy of a table of matches (B, positions)."""
+    return right.double().mean().item(), right.all(dim=1).double().mean().item()
 
 
-def _reference_accuracy(predicted, target):
-    right = (predicted[:, 1:] == target[:, 1:]).double()  # positions 2..L
-    return right.mean().item(), right.all(dim=1).double().mean().item()
-
-
-def _same_pair(got, candidate) -> bool:
-    return all(abs(g - c) < 1e-6 for g, c in zip(got, candidate, strict=True))
+_ACCURACY_SLIPS = {  # what each typical slip computes is in _accuracy_mistakes, by these names
+    "swapped": "the pair is swapped: return (token_accuracy, sequence_accuracy).",
+    "both count 1": "position 1 is counted: the decoder is given the first target token, so "
+    "score positions 2..L only, predicted[:, 1:].",
+    "tokens again": "the sequence accuracy is the token accuracy again: a sequence counts only if "
+    "all its scored tokens are right (.all(dim=1)).",
+    "any": "a sequence with any right token is counted: it must have all of them right (.all, not "
+    ".any).",
+    "dim 0": "the sequence accuracy runs over the wrong dimension: rows are sequences, so take "
+    ".all(dim=1) across each row's positions.",
+    "1..L-1": "positions 1..L-1 are scored: the decoder is given position 1 and predicts "
+    "positions 2..L, so compare predicted[:, 1:] with target[:, 1:].",
+    "3..L": "positions 3..L are scored: only position 1 is given, so compare predicted[:, 1:] "
+    "with target[:, 1:].",
+    "2..L-1": "the last position is left out: score positions 2..L, predicted[:, 1:] (no end "
+    "bound).",
+    "all without dim": ".all() without dim asks whether every scored token of the whole batch "
+    "is right; a sequence accuracy takes .all(dim=1), one answer per sequence, then the mean.",
+    "count to L": "no sequence is counted right, not even one whose scored tokens all are: a row "
+    "has L - 1 = {} scored tokens, so its count of right ones never reaches L = {}. Compare with "
+    "L - 1, or take .all(dim=1) over the scored positions.",
+    "error rates": "these are error rates: `!=` finds the wrong tokens; the accuracy counts the "
+    "right ones, predicted[:, 1:] == target[:, 1:].",
+}
 
 
 def _accuracy_mistakes(predicted, target) -> list:
-    token, sequence = _reference_accuracy(predicted, target)
-    every = (predicted == target).double()  # position 1 counted
-    shifted = (predicted[:, :-1] == target[:, :-1]).double()  # positions 1..L-1
-    scored = (predicted[:, 1:] == target[:, 1:]).double()
-    late = (predicted[:, 2:] == target[:, 2:]).double()  # positions 3..L
-    inner = (predicted[:, 1:-1] == target[:, 1:-1]).double()  # positions 2..L-1
-
-    def rows(matches, how="all"):
-        return getattr(matches, how)(1).double().mean().item()
-
-    return [
-        ((sequence, token), "the pair is swapped: return (token_accuracy, sequence_accuracy)."),
-        (
-            (every.mean().item(), sequence),
-            "the token accuracy counts position 1, which the decoder is given (no BOS symbol): "
-            "score positions 2..L only, predicted[:, 1:].",
-        ),
-        (
-            (every.mean().item(), rows(every)),
-            "position 1 is counted: the decoder is given the first target token, so score "
-            "positions 2..L only, predicted[:, 1:].",
-        ),
-        (
-            (token, rows(every)),
-            "the sequence accuracy counts position 1, which the decoder is given: a sequence is "
-            "right when positions 2..L all are.",
-        ),
-        (
-            (token, token),
-            "the sequence accuracy is the token accuracy again: a sequence counts only if all "
-            "its scored tokens are right (.all(dim=1)).",
-        ),
-        (
-            (token, rows(scored, "any")),
-            "a sequence with any right token is counted: it must have all of them right (.all, "
-            "not .any).",
-        ),
-        (
-            (token, scored.all(0).double().mean().item()),
-            "the sequence accuracy runs over the wrong dimension: rows are sequences, so take "
-            ".all(dim=1) across each row's positions.",
-        ),
-        (
-            (shifted.mean().item(), rows(shifted)),
-            "positions 1..L-1 are scored: the decoder is given position 1 and predicts "
-            "positions 2..L, so compare predicted[:, 1:] with target[:, 1:].",
-        ),
-        (
-            (late.mean().item(), rows(late)),
-            "positions 3..L are scored: only position 1 is given, so compare predicted[:, 1:] "
-            "with target[:, 1:].",
-        ),
-        (
-            (inner.mean().item(), rows(inner)),
-            "the last position is left out: score positions 2..L, predicted[:, 1:] (no end bound).",
-        ),
-        (
-            (token, scored.all().double().item()),
-            ".all() without dim asks whether every scored token of the whole batch is right; a "
-            "sequence accuracy takes .all(dim=1), one answer per sequence, then the mean.",
-        ),
-        (
-            (1 - token, rows(1 - scored)),
-            "these are error rates: `!=` finds the wrong tokens; the accuracy counts the right "
-            "ones, predicted[:, 1:] == target[:, 1:].",
-        ),
-    ]
+    """The pairs (token, sequence) that the typical slips give on one batch, and their messages."""
+    scored, length = predicted[:, 1:] == target[:, 1:], target.shape[1]
+    token, sequence = _rates(scored)
+    got = {
+        "swapped": (sequence, token),
+        "both count 1": _rates(predicted == target),
+        "tokens again": (token, token),
+        "any": (token, scored.any(dim=1).double().mean().item()),
+        "dim 0": (token, scored.all(dim=0).double().mean().item()),
+        "1..L-1": _rates(predicted[:, :-1] == target[:, :-1]),
+        "3..L": _rates(predicted[:, 2:] == target[:, 2:]),
+        "2..L-1": _rates(predicted[:, 1:-1] == target[:, 1:-1]),
+        "all without dim": (token, float(scored.all())),
+        "count to L": (token, (scored.sum(dim=1) == length).double().mean().item()),
+        "error rates": _rates(~scored),
+    }
+    return [(got[k], m.format(length - 1, length)) for k, m in _ACCURACY_SLIPS.items()]
 
 
 # 1.5 (lab L1.B) The parameters of one LSTM layer -----------------------------------------------
 
 # (d_in, hidden): the lab's layer first; enough others to tell every part of the count apart.
 _LSTM_CASES = [(256, 128), (64, 128), (3, 5), (1, 1), (2, 7), (9, 4), (5, 11), (13, 3)]
-# The parts a count can have, as (what it multiplies, its name in a formula).
-_LSTM_TERMS = [
-    (lambda d, h: h * d, "hidden·d_in"),
-    (lambda d, h: h * h, "hidden²"),
-    (lambda d, h: h, "hidden"),
-    (lambda d, h: d, "d_in"),
-    (lambda d, h: d * d, "d_in²"),
-    (lambda d, h: 1, ""),
-]
+# The parts a count can have, one column each, and their names in a formula.
+_TERMS = np.array([[h * d, h * h, h, d, d * d, 1] for d, h in _LSTM_CASES], dtype=float)
+_TERM_NAMES = ("hidden·d_in", "hidden²", "hidden", "d_in", "d_in²", "")
 _LSTM_RIGHT = (4, 4, 8, 0, 0, 0)  # 4·hidden·d_in (W_ih) + 4·hidden² (W_hh) + 8·hidden (biases)
-_LSTM_FORMULA = "4·hidden·d_in (W_ih) + 4·hidden² (W_hh) + 8·hidden (b_ih and b_hh)"
 
 
 @exercise("1.5", "Lab L1.B: the parameters of an LSTM layer")
@@ -551,42 +426,20 @@ def lstm_parameter_count(lstm_parameters) -> str:
     Compare your count with PyTorch's:
     `sum(p.numel() for p in torch.nn.LSTM(d_in, hidden).parameters())`.
     """
-    counts = []
-    for d_in, hidden in _LSTM_CASES:
-        value = call(lstm_parameters, d_in, hidden, during=f"with d_in = {d_in}, hidden = {hidden}")
-        value = expect_returned("lstm_parameters", value)
-        counts.append(float(one_number(f"lstm_parameters({d_in}, {hidden})", value)))
-    right = [_lstm_count(_LSTM_RIGHT, d, h) for d, h in _LSTM_CASES]
+    counts = [_count(lstm_parameters, "lstm_parameters", "d_in hidden", *c) for c in _LSTM_CASES]
+    right = list(_TERMS @ _LSTM_RIGHT)
     if counts != right:
         i = next(i for i, (g, r) in enumerate(zip(counts, right, strict=True)) if g != r)
         (d_in, hidden), got, expected = _LSTM_CASES[i], counts[i], right[i]
-        said = f"`lstm_parameters({d_in}, {hidden})` = {_num(got)}, not {expected:,}"
-        why = _flipped(counts, right) or _fraction(counts) or _lstm_mistake(counts)
-        if why:
+        said = f"`lstm_parameters({d_in}, {hidden})` = {_num(got)}, not {_num(expected)}"
+        if why := _misread(counts, right, _lstm_mistake(counts)):
             raise Mismatch(f"{said}: {why}", MISTAKE)
-        raise Mismatch(f"{said}. One direction of one layer has {_LSTM_FORMULA}.", DIFFERENCE)
+        formula = "4·hidden·d_in (W_ih) + 4·hidden² (W_hh) + 8·hidden (b_ih and b_hh)"
+        raise Mismatch(f"{said}. One direction of one layer has {formula}.", DIFFERENCE)
     return (
         "4·hidden·d_in + 4·hidden² + 8·hidden: 197,632 for one direction of the BiLSTM's first "
         "layer."
     )
-
-
-def _lstm_count(coefficients, d_in: int, hidden: int) -> float:
-    return sum(
-        c * term(d_in, hidden) for c, (term, _) in zip(coefficients, _LSTM_TERMS, strict=True)
-    )
-
-
-def _lstm_fit(counts: list[float]) -> tuple[float, ...] | None:
-    """The coefficients of ``counts`` on the parts of ``_LSTM_TERMS`` (whole or half numbers),
-    if such a formula gives every count exactly; else None."""
-    terms = np.array([[float(t(d, h)) for t, _ in _LSTM_TERMS] for d, h in _LSTM_CASES])
-    solution = np.linalg.lstsq(terms, np.array(counts, dtype=float), rcond=None)[0]
-    coefficients = tuple(float(x) for x in np.round(solution * 2) / 2)
-    fits = all(
-        _lstm_count(coefficients, d, h) == c for (d, h), c in zip(_LSTM_CASES, counts, strict=True)
-    )
-    return coefficients if fits else None
 
 
 _LSTM_MISCOUNTS = {
@@ -595,76 +448,71 @@ _LSTM_MISCOUNTS = {
     (4, 4, 0, 0, 0, 0): "the biases are missing: PyTorch adds b_ih and b_hh, 4·hidden each.",
     (4, 0, 8, 0, 0, 0): "the recurrent weights W_hh (4·hidden × hidden) are missing: each gate "
     "also reads h_{t-1}.",
-    (4, 0, 4, 0, 0, 0): "the recurrent weights W_hh (4·hidden × hidden) and the second bias are "
-    "missing: each gate also reads h_{t-1}, and PyTorch has b_ih and b_hh.",
     (0, 4, 8, 0, 0, 0): "the input weights W_ih (4·hidden × d_in) are missing: each gate also "
     "reads x_t.",
     (1, 1, 2, 0, 0, 0): "that is one gate; an LSTM has four gates (input, forget, cell, "
     "output): multiply by 4.",
     (1, 1, 1, 0, 0, 0): "that is one gate with one bias; an LSTM has four gates (multiply by 4), "
     "and PyTorch gives each two bias vectors.",
-    (1, 1, 0, 0, 0, 0): "that is one gate without biases; an LSTM has four gates (multiply by "
-    "4), and PyTorch gives each two bias vectors.",
     (3, 3, 6, 0, 0, 0): "that is a GRU's three gates; an LSTM has four.",
     (8, 8, 16, 0, 0, 0): "that counts both directions; the function is for one direction of one "
     "layer.",
     (4, 0, 0, 8, 4, 0): "d_in and hidden are swapped: W_ih is (4·hidden) × d_in, W_hh is "
     "(4·hidden) × hidden and the biases are 4·hidden long.",
-    (4, 0, 0, 4, 4, 0): "d_in and hidden are swapped (W_ih is (4·hidden) × d_in, W_hh is "
-    "(4·hidden) × hidden), and PyTorch has two bias vectors per gate.",
     (4, 4, 0, 8, 0, 0): "the biases are 4·hidden long each, one entry per gate unit; you sized "
     "them by d_in.",
-    (4, 4, 0, 4, 0, 0): "the biases are 4·hidden long, one entry per gate unit (and PyTorch has "
-    "two of them); you sized them by d_in.",
-    (0, 4, 8, 0, 4, 0): "the input weights are (4·hidden) × d_in, not d_in × d_in.",
 }
 
 
 def _lstm_mistake(counts: list[float]) -> str | None:
-    """Which part of the count is wrong, if the counts follow a formula in the parts."""
-    fitted = _lstm_fit(counts)
-    if fitted is None:
+    """Which part of the count is wrong, if the counts follow a formula in the parts: its
+    coefficients on ``_TERMS`` (whole or half numbers) give every count exactly."""
+    solution = np.linalg.lstsq(_TERMS, np.array(counts), rcond=None)[0]
+    fitted = tuple(float(x) for x in np.round(solution * 2) / 2)
+    if list(_TERMS @ fitted) != counts:
         return None
-    named = _LSTM_MISCOUNTS.get(fitted)
-    if named:
-        return named
-    written = " + ".join(
-        f"{_coefficient(c)}{name}" if name else f"{c:g}"
-        for c, (_, name) in zip(fitted, _LSTM_TERMS, strict=True)
-        if c
-    )
+    if fitted in _LSTM_MISCOUNTS:
+        return _LSTM_MISCOUNTS[fitted]
     if not any(fitted[:5]):
         return f"your function returns {fitted[5]:g} whatever d_in and hidden are."
     gates = fitted[0]  # as many gates as W_ih counts (hidden × d_in each)
     if fitted == (gates, gates, 2 * gates, 0, 0, 0):
         return f"that counts {gates:g} gates; an LSTM has four: multiply by 4."
-    parts = []
-    for c, right, what in (
-        (fitted[0], 4, "W_ih, four gates' (hidden × d_in), is 4·hidden·d_in"),
-        (fitted[1], 4, "W_hh, four gates' (hidden × hidden), is 4·hidden²"),
-        (fitted[2], 8, "the biases b_ih and b_hh are 4·hidden each, 8·hidden"),
-    ):
-        if c != right:
-            parts.append(what)
+    parts = [
+        what
+        for c, right, what in (
+            (fitted[0], 4, "W_ih, four gates' (hidden × d_in), is 4·hidden·d_in"),
+            (fitted[1], 4, "W_hh, four gates' (hidden × hidden), is 4·hidden²"),
+            (fitted[2], 8, "the biases b_ih and b_hh are 4·hidden each, 8·hidden"),
+        )
+        if c != right
+    ]
     if any(fitted[3:5]):
         parts.append(
             "no part grows with d_in alone or with d_in² (d_in and hidden swapped somewhere?)"
         )
     if fitted[5]:
         parts.append(f"no part has a fixed size (your formula adds {fitted[5]:g})")
+    written = " + ".join(
+        f"{'' if c == 1 else f'{c:g}·'}{name}" if name else f"{c:g}"
+        for c, name in zip(fitted, _TERM_NAMES, strict=True)
+        if c
+    )
     return f"your count is {written}, but " + "; ".join(parts) + "."
-
-
-def _coefficient(c: float) -> str:
-    return "" if c == 1 else f"{c:g}·"
 
 
 # 1.6 (lab L1.C) The memory of the score matrix -------------------------------------------------
 
-# (n, heads, layers, batch): the table's rows, a whole model, and cases that vary one size at
-# a time from (6, 1, 1, 1), to tell which factor a wrong formula gets wrong.
+# (n, heads, layers, batch): the table's rows, a whole model, and a small mixed case.
 _BYTE_CASES = [(512, 1, 1, 1), (128_000, 1, 1, 1), (2048, 8, 6, 3), (10, 2, 3, 5)]
-_BYTE_BASE, _BYTE_STEPS = (6, 1, 1, 1), (2, 2, 3, 5)  # n ×2, heads 2, layers 3, batch 5
+_UNITS = {"KiB": 2**10, "MiB": 2**20, "GiB": 2**30, "kB": 1e3, "MB": 1e6, "GB": 1e9}
+_PER_ENTRY = {  # bytes per entry that a typical slip gives, and what it is
+    1: "that is the number of entries; each float32 entry takes 4 bytes",
+    2: "2 bytes per entry is float16; the scores are float32, 4 bytes",
+    8: "8 bytes per entry is float64; the scores are float32, 4 bytes",
+    32: "that is in bits (32 per float32 entry); return bytes, 4 per entry",
+    **{4 / s: f"that is in {u}; return bytes (the notebook converts)" for u, s in _UNITS.items()},
+}
 
 
 @exercise("1.6", "Lab L1.C: the memory of the score matrix")
@@ -677,112 +525,65 @@ def score_memory(attention_bytes) -> str:
 
     `4 * n * n * heads * layers * batch`.
     """
-    if not callable(attention_bytes):
-        raise Mismatch(f"expected a function; got {type(attention_bytes).__name__}", TYPE)
-    try:
-        inspect.signature(attention_bytes).bind(1, heads=1, layers=1, batch=1)
-        inspect.signature(attention_bytes).bind(1)
-    except (TypeError, ValueError):
-        raise Mismatch(
-            "`attention_bytes` must take heads, layers and batch as keyword arguments with "
-            "default 1: def attention_bytes(n, heads=1, layers=1, batch=1).",
-            MISTAKE,
-        ) from None
-    for case in _BYTE_CASES:
-        n, heads, layers, batch = case
-        got = _bytes(attention_bytes, *case)
-        expected = 4 * n * n * heads * layers * batch
-        if got == expected:
-            continue
-        called = f"attention_bytes({n}, heads={heads}, layers={layers}, batch={batch})"
-        why = _flipped([got], [expected]) or _byte_mistake(attention_bytes)
-        if why:
-            raise Mismatch(f"`{called}` gave {_num(got)}: {why}", MISTAKE)
-        raise Mismatch(
-            f"`{called}` should be 4·n²·heads·layers·batch = {expected:,}; got {_num(got)}.",
-            DIFFERENCE,
-        )
+    usage = (
+        "`attention_bytes` must take heads, layers and batch as keyword arguments with "
+        "default 1: def attention_bytes(n, heads=1, layers=1, batch=1)."
+    )
+    expect_parameters(attention_bytes, usage, 1, heads=1, layers=1, batch=1)
+    expect_parameters(attention_bytes, usage, 1)
+    for n, heads, layers, batch in _BYTE_CASES:
+        got, expected = _bytes(attention_bytes, n, heads, layers, batch), 4 * n * n * heads
+        expected *= layers * batch
+        if got != expected:
+            called = f"attention_bytes({n}, heads={heads}, layers={layers}, batch={batch})"
+            if why := _misread([got], [expected], _byte_mistake(attention_bytes)):
+                raise Mismatch(f"`{called}` gave {_num(got)}: {why}", MISTAKE)
+            raise Mismatch(
+                f"`{called}` should be 4·n²·heads·layers·batch = {expected:,}; got {_num(got)}.",
+                DIFFERENCE,
+            )
     return (
         "4·n² bytes per head, layer and sequence: 1 MiB for one head at 512 tokens, 24 GiB for "
         "the base model's 8 heads × 6 layers on 32 sequences of 2,048 tokens."
     )
 
 
-def _bytes(fn, n, heads, layers, batch) -> float:
-    during = f"with n = {n}, heads = {heads}, layers = {layers}, batch = {batch}"
+def _bytes(fn, n, heads=1, layers=1, batch=1) -> float:
+    """The learner's count; with the default sizes, called as ``attention_bytes(n)``."""
     sizes = {"heads": heads, "layers": layers, "batch": batch}
-    if (heads, layers, batch) == (1, 1, 1):
-        sizes = {}  # the defaults: called as attention_bytes(n)
-    value = expect_returned("attention_bytes", call(fn, n, during=during, **sizes))
-    return float(one_number(f"attention_bytes({n}, ...)", value))
-
-
-_PER_ENTRY = {  # bytes per entry that a typical slip gives, and what it is
-    1: "that is the number of entries; each float32 entry takes 4 bytes",
-    2: "2 bytes per entry is float16; the scores are float32, 4 bytes",
-    8: "8 bytes per entry is float64; the scores are float32, 4 bytes",
-    32: "that is in bits (32 per float32 entry); return bytes, 4 per entry",
-    0.5: "that divides the entries by 2; each float32 entry takes 4 bytes",
-    4 / 2**10: "that is in KiB; return bytes (the notebook converts)",
-    4 / 2**20: "that is in MiB; return bytes (the notebook converts)",
-    4 / 2**30: "that is in GiB; return bytes (the notebook converts)",
-    4 / 1e3: "that is in kB; return bytes (the notebook converts)",
-    4 / 1e6: "that is in MB; return bytes (the notebook converts)",
-    4 / 1e9: "that is in GB; return bytes (the notebook converts)",
-}
+    sizes = {} if (heads, layers, batch) == (1, 1, 1) else sizes
+    return _count(fn, "attention_bytes", "n heads layers batch", n, **sizes)
 
 
 def _byte_mistake(fn) -> str | None:
     """Which factor of 4·n²·heads·layers·batch the learner's formula gets wrong, from how its
     result grows with each size in turn; None unless it is such a product."""
-    base = _bytes(fn, *_BYTE_BASE)
-    powers = []
-    for i, step in enumerate(_BYTE_STEPS):
-        case = list(_BYTE_BASE)
-        case[i] *= step
-        moved = _bytes(fn, *case)
-        if base <= 0 or moved <= 0:
-            return None
-        power = math.log(moved / base) / math.log(step)
-        if abs(power - round(power)) > 1e-6:
-            return None
-        powers.append(round(power))
-    per_entry = base / _BYTE_BASE[0] ** powers[0]
-    p_n, p_heads, p_layers, p_batch = powers
-    if not any(powers):
-        return f"your function returns {_num(base)} whatever n, heads, layers and batch are."
-    for n, heads, layers, batch in _BYTE_CASES:  # the product must give every case
-        value = per_entry * n**p_n * heads**p_heads * layers**p_layers * batch**p_batch
-        if not math.isclose(value, _bytes(fn, n, heads, layers, batch), rel_tol=1e-9):
-            return None
-    parts = []
-    entry = next(
-        (m for v, m in _PER_ENTRY.items() if math.isclose(per_entry, v, rel_tol=1e-9)), None
-    )
-    if entry:
-        parts.append(entry)
-    elif not math.isclose(per_entry, 4, rel_tol=1e-9):
+    fitted = _product_fit(lambda *s: _bytes(fn, *s), (6, 1, 1, 1), (2, 2, 3, 5), _BYTE_CASES)
+    if fitted is None:
+        return None
+    per_entry, (p_n, *powers) = fitted
+    if not any((p_n, *powers)):
+        return f"your function returns {_num(per_entry)} whatever n, heads, layers and batch are."
+    parts = [m for v, m in _PER_ENTRY.items() if math.isclose(per_entry, v, rel_tol=1e-9)]
+    if not parts and not math.isclose(per_entry, 4, rel_tol=1e-9):
         parts.append(f"{per_entry:g} bytes per entry; a float32 entry takes 4")
     if p_n == 1:
         parts.append("the score matrix is n × n: n² entries, not n")
     elif p_n != 2:
         parts.append(f"n appears to the power {p_n}; the score matrix is n × n, n² entries")
-    ignored = [
-        name for name, p in zip(("heads", "layers", "batch"), powers[1:], strict=True) if p == 0
-    ]
-    if len(ignored) == 3:
+    own = {
+        "heads": "the heads were ignored: every head computes its own n × n matrix",
+        "layers": "the layers were ignored: every layer computes its own score matrices",
+        "batch": "the batch was ignored: every sequence in the batch has its own matrices",
+    }
+    if not any(powers):
         parts.append(
             "heads, layers and batch were ignored: every head of every layer of every sequence "
             "holds its own n × n matrix"
         )
     else:
-        own = {
-            "heads": "the heads were ignored: every head computes its own n × n matrix",
-            "layers": "the layers were ignored: every layer computes its own score matrices",
-            "batch": "the batch was ignored: every sequence in the batch has its own matrices",
-        }
-        parts += [own[name] for name in ignored]
-    for name, p in zip(("heads", "layers", "batch"), powers[1:], strict=True):
+        parts += [own[name] for name, p in zip(own, powers, strict=True) if p == 0]
+    for name, p in zip(own, powers, strict=True):
         if p not in (0, 1):
             parts.append(f"{name} appears to the power {p}; each multiplies the count once")
     return "; ".join(parts) + "." if parts else None

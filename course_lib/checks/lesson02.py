@@ -1,13 +1,10 @@
 """Checks for lesson 2, dot products as similarity (paper §3.2.1 and its footnote 4).
 
 Each check compares the learner's numbers with the reference and, when they differ, with the
-results of the typical mistakes (products not summed, a product in the wrong order, a cosine
-not normalised or normalised over the wrong axis, radians for degrees, a standard deviation
-for a variance, a sum over the draws instead of the components) to name the mistake.
-
-Exercises 2.3 and 2.4 ask for measurements, so their checks call the learner's measuring
-function again, on other widths, sizes and seeds, and compare what it returns with the
-sampling error of a measured variance: typing the theory's values does not pass.
+results of the typical mistakes (products not summed, a cosine not normalised or normalised
+over the wrong axis, radians for degrees, a standard deviation for a variance, ...). 2.3 and
+2.4 ask for measurements: their checks call the learner's measuring function again, on other
+widths, sizes and seeds, against the sampling error, so typing the theory's values fails.
 """
 
 import math
@@ -16,35 +13,43 @@ import numpy as np
 import torch
 
 from ._core import DIFFERENCE, MISTAKE, SHAPE, TYPE, Mismatch, call, exercise, multiple_choice
+from ._mistakes import match_number
 from ._tensors import as_tensor, diagnose, expect_shape, fmt, match, one_number, typed_close
 
 # Shared by several exercises -------------------------------------------------------------------
 
 
 def _compare(name: str, got, expected, wrong=()) -> None:
-    """Pass what the course's rule for typed numbers accepts (2 decimal places or 3
-    significant figures, whichever is looser: ``typed_close``); otherwise name the mistake, or
-    say where ``got`` is off (a rounding too coarse for the rule is named as such)."""
+    """Pass what the course's rule for typed numbers accepts (``typed_close``); otherwise name
+    the mistake, a rounding too coarse for the rule, or say where ``got`` is off."""
     if typed_close(got, expected):
         return
     got, expected = as_tensor(name, got), as_tensor("expected", expected)
-    if got.shape == expected.shape:
-        for decimals in range(2):
-            rounded = torch.round(expected, decimals=decimals)
-            if rounded.any() and torch.allclose(got, rounded, atol=1e-6, rtol=0):
-                raise Mismatch(
-                    f"`{name}` looks rounded to {decimals} decimal(s), too coarse here: a number "
-                    "passes when it agrees with the reference to 2 decimal places or 3 "
-                    "significant figures (or is not rounded at all).",
-                    MISTAKE,
-                )
+    for decimals in range(2):
+        rounded = torch.round(expected, decimals=decimals)
+        if (
+            got.shape == expected.shape
+            and rounded.any()
+            and torch.allclose(got, rounded, atol=1e-6)
+        ):
+            raise Mismatch(
+                f"`{name}` looks rounded to {decimals} decimal(s), too coarse here: a number "
+                "passes when it agrees with the reference to 2 decimal places or 3 "
+                "significant figures (or is not rounded at all).",
+                MISTAKE,
+            )
     diagnose(name, got, expected, wrong, typed=True)
+
+
+def _near(got: float, wrong) -> str | None:
+    """The message of the first ``(value, relative tolerance, message)`` that ``got`` is near."""
+    return next((m for value, tol, m in wrong if abs(got - value) <= tol * abs(value)), None)
 
 
 # Uniform [0, 1) components: Var(qᵢkᵢ) = E[q²]E[k²] - (E[q]E[k])² = 1/9 - 1/16 = 7/144.
 _UNIFORM = 7 / 144
-
 N_PAIRS = 10_000  # the pairs behind each variance that 2.3 and 2.4 store, all drawn with seed 0
+SMALL_N, SEEDS = 10, range(1, 41)  # a variance from 10 pairs, measured with 40 seeds
 
 
 def sampling_error(d_k: int, n: int) -> float:
@@ -57,17 +62,13 @@ def sampling_error(d_k: int, n: int) -> float:
     return d_k * math.sqrt(2 / (n - 1) + 6 / (d_k * n))
 
 
-def _check_variance(
-    name: str, got: float, d_k: int, measured: dict[int, float], n: int = N_PAIRS
-) -> None:
+def _check_variance(name: str, got: float, d_k: int, measured: dict, n: int = N_PAIRS) -> None:
     """A Mismatch unless ``got`` estimates Var(q·k) = d_k from ``n`` pairs, within 5 sampling
-    errors; ``measured`` holds the learner's variances at the exercise's widths, one of which
-    may have been measured twice."""
+    errors; ``measured`` holds the learner's variances at the exercise's widths."""
     error = sampling_error(d_k, n)
     if abs(got - d_k) <= 5 * error:
         return
-    why = _variance_mistake(name, got, d_k, measured)
-    if why:
+    if why := _variance_mistake(name, got, d_k, measured):
         raise Mismatch(why, MISTAKE)
     raise Mismatch(
         f"`{name}` = {got:.4g}, {got / d_k:.3g}·d_k; Var(q·k) should be d_k = {d_k}, give or "
@@ -76,7 +77,58 @@ def _check_variance(
     )
 
 
-SMALL_N, SEEDS = 10, range(1, 41)  # a variance from 10 pairs, measured with 40 seeds
+_VARIANCE_SLIPS = {  # what a variance near a typical slip's value means
+    "negative": "{said} is negative, which a variance never is: check the sign.",
+    "nan": "`{name}` is NaN: the variance of a single number is undefined. Compute one q·k per "
+    "pair (q * k).sum(dim=-1), shape (n,), then .var() over the n pairs.",
+    "std": "{said} is about √{d_k} = {value:.3g}, the standard deviation: the variance is its "
+    "square (.var(), not .std()).",
+    "mean": "{said} is about 1/d_k = {value:.3g}: that is the variance of the mean of the "
+    "products (.mean(dim=-1)); q·k is their sum, .sum(dim=-1).",
+    "q·q": "{said} is about 2·d_k = {value:g}: that is the variance of q·q. Draw k separately "
+    "from q, with its own torch.randn.",
+    "scaled": "{said} is about 1: that is the variance of q·k/√d_k (lesson 3's scaling) or of a "
+    "single product qᵢkᵢ. Sum the {d_k} products of each pair, unscaled.",
+    "other": "{said} is about {value:g}, the variance at d_k = {value:g}: draw q and k of width "
+    "{d_k} here.",
+    "components": "{said} fits vectors of {value:g} components; at d_k = {d_k} draw "
+    "torch.randn(n, {d_k}).",
+    "uniform": "{said} fits components drawn uniformly from [0, 1) (torch.rand); they need mean "
+    "0 and variance 1: torch.randn.",
+    "zero": "{said} is close to 0, like the mean of q·k; the variance is the mean squared "
+    "distance from the mean (.var()).",
+    "squared": "{said} is about d_k² = {value:g}: the variance of a sum of d_k independent "
+    "unit-variance terms is d_k, not d_k².",
+    "draws": "`{name}` = {got:.4g} is far larger than d_k = {d_k}: did you sum over the draws "
+    "(dim=0)? Sum over the components of each vector, dim=-1, then take the variance over the "
+    "draws.",
+}
+
+
+def _variance_mistake(name: str, got: float, d_k: int, measured: dict) -> str | None:
+    """Name the mistake behind an estimate of Var(q·k) at d_k, if it is a typical one;
+    ``measured`` holds the learner's variances at the exercise's widths."""
+    root, wide, narrow = math.sqrt(d_k), d_k > 1, 1 < d_k <= 8
+    near = [  # (value, how far from it, the slip), the first that fits is named
+        *([(root, 0.12 * root, "std"), (1 / d_k, 0.12 / d_k, "mean")] if wide else []),
+        *([(2 * d_k, 0.2 * d_k, "q·q"), (1.0, 0.1, "scaled")] if wide else []),
+        *[(w, 0.1 * w, "other") for w, v in measured.items() if w != d_k and abs(v - w) <= 0.1 * w],
+        *(
+            [(d_k - 1, 0.04 * (d_k - 1), "components"), (d_k + 1, 0.04 * (d_k + 1), "components")]
+            if narrow
+            else []
+        ),
+        *([(_UNIFORM * d_k, 0.15 * _UNIFORM * d_k, "uniform")] if abs(got) < 0.1 * d_k else []),
+        (0.0, 0.05 * d_k, "zero"),
+        *([(d_k**2, 0.12 * d_k**2, "squared")] if wide else []),
+    ]
+    slip = next(((v, k) for v, off, k in near if abs(got - v) <= off), None)
+    if got < 0 or math.isnan(got) or (slip is None and got > 10 * d_k):
+        slip = (None, "negative" if got < 0 else "nan" if math.isnan(got) else "draws")
+    if slip is None:
+        return None
+    said = f"`{name}` = {got:.3g}"
+    return _VARIANCE_SLIPS[slip[1]].format(said=said, name=name, got=got, d_k=d_k, value=slip[0])
 
 
 def _called(d_k, n, seed, listwise: bool) -> str:
@@ -89,15 +141,11 @@ def _called(d_k, n, seed, listwise: bool) -> str:
 def _measured(fn, d_k: int, n: int, seed: int, listwise: bool = False) -> float:
     """What the learner's function measures at one width, as one number."""
     said = _called(d_k, n, seed, listwise)
-    value = call(fn, [d_k] if listwise else d_k, n, seed, during=f"as {said}")
-    got = as_tensor(said, value).flatten()
+    got = as_tensor(said, call(fn, [d_k] if listwise else d_k, n, seed, during=f"as {said}"))
     if got.numel() != 1:
-        raise Mismatch(
-            f"`{said}` returned {got.numel()} numbers; it should return "
-            + ("one variance per d_k in its list, one here." if listwise else "one variance."),
-            SHAPE,
-        )
-    return float(got[0])
+        one = "one variance per d_k in its list, one here." if listwise else "one variance."
+        raise Mismatch(f"`{said}` returned {got.numel()} numbers; it should return {one}", SHAPE)
+    return float(got.flatten()[0])
 
 
 def _check_measures(fn, listwise: bool = False) -> tuple[float, float]:
@@ -126,23 +174,22 @@ def _check_measures(fn, listwise: bool = False) -> tuple[float, float]:
         f"d_k·√(2/n): ±{error:.1f} at d_k = 4 with n = {SMALL_N} pairs, ±1.4% with 10,000. Over "
         f"{len(SEEDS)} seeds, your {yours}"
     )
-    if (not np.isfinite(scatter) or scatter == 0) and typed_close(values[0], 4):
-        raise Mismatch(
-            f"{said} returned {values[0]:.4g} every time: that states the theory instead of "
-            "measuring. Draw n pairs from the seed and return the variance of their dot products.",
-            MISTAKE,
-        )
     if not np.isfinite(scatter) or scatter == 0:
+        every = f"{said} returned {values[0]:.4g} every time"
+        if typed_close(values[0], 4):
+            raise Mismatch(
+                f"{every}: that states the theory instead of measuring. Draw n pairs from the "
+                "seed and return the variance of their dot products.",
+                MISTAKE,
+            )
         raise Mismatch(
-            f"{said} returned {values[0]:.4g} every time, whatever the seed: draw the pairs from "
-            "a generator seeded with `seed`, so that each seed gives other pairs.",
+            f"{every}, whatever the seed: draw the pairs from a generator seeded with `seed`, "
+            "so that each seed gives other pairs.",
             MISTAKE,
         )
     if scatter < error / 3:
-        raise Mismatch(
-            f"{said} scattered by only ±{scatter:.2g}: does it draw n pairs, or a fixed number?",
-            MISTAKE,
-        )
+        only = f"{said} scattered by only ±{scatter:.2g}"
+        raise Mismatch(f"{only}: does it draw n pairs, or a fixed number?", MISTAKE)
     if scatter > 3 * error:
         raise Mismatch(
             f"{said} scattered by ±{scatter:.2g}, far more than sampling explains: draw the n "
@@ -170,73 +217,12 @@ def _check_stored(name: str, got, again, d_k: int, call_text: str) -> None:
     )
 
 
-def _variance_mistake(name: str, got: float, d_k: int, measured=None) -> str | None:
-    """Name the mistake behind an estimate of Var(q·k) at d_k, if it is a typical one."""
-
-    def near(target, tol=0.12):
-        return abs(got - target) <= tol * abs(target)
-
-    said = f"`{name}` = {got:.3g}"
-    if got < 0:
-        return f"{said} is negative, which a variance never is: check the sign."
-    if math.isnan(got):
-        return (
-            f"`{name}` is NaN: the variance of a single number is undefined. Compute one q·k per "
-            "pair (q * k).sum(dim=-1), shape (n,), then .var() over the n pairs."
-        )
-    if d_k > 1 and near(math.sqrt(d_k)):
-        return (
-            f"{said} is about √{d_k} = {math.sqrt(d_k):.3g}, the standard deviation: the "
-            "variance is its square (.var(), not .std())."
-        )
-    if d_k > 1 and near(1 / d_k):
-        return (
-            f"{said} is about 1/d_k = {1 / d_k:.3g}: that is the variance of the mean of the "
-            "products (.mean(dim=-1)); q·k is their sum, .sum(dim=-1)."
-        )
-    if d_k > 1 and near(2 * d_k, 0.1):
-        return (
-            f"{said} is about 2·d_k = {2 * d_k}: that is the variance of q·q. Draw k "
-            "separately from q, with its own torch.randn."
-        )
-    if d_k > 1 and near(1.0, 0.1):
-        return (
-            f"{said} is about 1: that is the variance of q·k/√d_k (lesson 3's scaling) or of a "
-            f"single product qᵢkᵢ. Sum the {d_k} products of each pair, unscaled."
-        )
-    for other, value in (measured or {}).items():  # another width measured a second time
-        if other != d_k and near(other, 0.1) and abs(value - other) <= 0.1 * other:
-            return (
-                f"{said} is about {other}, the variance at d_k = {other}: draw q and k of "
-                f"width {d_k} here."
-            )
-    if 1 < d_k <= 8 and (near(d_k - 1, 0.04) or near(d_k + 1, 0.04)):
-        return (
-            f"{said} fits vectors of {round(got)} components; at d_k = {d_k} draw "
-            f"torch.randn(n, {d_k})."
-        )
-    if abs(got) < 0.1 * d_k and near(_UNIFORM * d_k, 0.15):
-        return (
-            f"{said} fits components drawn uniformly from [0, 1) (torch.rand); they need "
-            "mean 0 and variance 1: torch.randn."
-        )
-    if abs(got) < 0.05 * d_k:
-        return (
-            f"{said} is close to 0, like the mean of q·k; the variance is the mean squared "
-            "distance from the mean (.var())."
-        )
-    if d_k > 1 and near(d_k**2):
-        return (
-            f"{said} is about d_k² = {d_k**2}: the variance of a sum of d_k independent "
-            "unit-variance terms is d_k, not d_k²."
-        )
-    if got > 10 * d_k:
-        return (
-            f"`{name}` = {got:.4g} is far larger than d_k = {d_k}: did you sum over the draws "
-            "(dim=0)? Sum over the components of each vector, dim=-1, then take the variance "
-            "over the draws."
-        )
-    return None
+def _theory(got: float, theory: float, what: str) -> tuple[str, str]:
+    """A sentence naming ``got`` as the theory's ``what`` if it is that, and the diagnosis."""
+    if typed_close(got, theory):
+        why = "yours is measured, so it differs by the sampling error. "
+        return f"{theory:g} is the theory's {what}; {why}", MISTAKE
+    return "", DIFFERENCE
 
 
 # 2.1 Recall ------------------------------------------------------------------------------------
@@ -268,6 +254,54 @@ def recall(answer_2_1):
 
 A = torch.tensor([2.0, -1.0, 3.0], dtype=torch.float64)
 B = torch.tensor([1.0, 4.0, -2.0], dtype=torch.float64)
+_ITSELF = "multiplies a and b component by component, then adds."
+_VECTOR = "three numbers: a length was left as the vector itself. |a| = np.linalg.norm(a) is one "
+_VECTOR += "number, √14."
+_PRODUCT = "divide by the product |a| |b|."
+_ARCCOS = "np.cos turns an angle into a cosine; the inverse is np.arccos"
+# What each answer holds instead: the slips, in the order _slips_2_2 computes them.
+_DOT_SLIPS = {
+    "products": "these are the products aᵢbᵢ, one per component: add them up for a·b.",
+    "a": f"this is the vector a itself: a·b {_ITSELF}",
+    "b": f"this is the vector b itself: a·b {_ITSELF}",
+    "outer": "this is every product aᵢbⱼ (an outer product); a dot product pairs only matching "
+    "components, aᵢbᵢ, and sums them.",
+    "-dot": "the sign is lost: (-1)·4 = -4 and 3·(-2) = -6 are negative, so a·b = 2 - 4 - 6.",
+    "|a| |b|": "that is |a| |b|; the dot product is |a| |b| cos θ, and here cos θ < 0.",
+    "sum": "that is the sum of a + b; multiply matching components, then add.",
+    "sums": "that multiplies the sums; multiply matching components, then add.",
+    "a·a": "that is a·a = |a|², a with itself; the question is a·b.",
+    "b·b": "that is b·b = |b|², b with itself; the question is a·b.",
+}
+_COSINE_2_2 = {
+    "vector a": _VECTOR,
+    "vector b": _VECTOR,
+    "vectors": _VECTOR,
+    "dot": "that is the dot product itself: the cosine divides it by |a| |b| = √14·√21.",
+    "squared": "you divided by the squared lengths |a|²|b|² = 14·21; divide by the lengths "
+    "√14·√21.",
+    "/|a|": "you divided by |a| only: the cosine divides by |a| |b|.",
+    "/|b|": "you divided by |b| only: the cosine divides by |a| |b|.",
+    "|a|/|b|": f"you divided by |a| / |b|; {_PRODUCT}",
+    "|b|/|a|": f"you divided by |b| / |a|; {_PRODUCT}",
+    "times": "you multiplied by |a| |b|; the cosine divides by it.",
+    "upside down": "upside down: cos θ = a·b / (|a| |b|), the dot product on top.",
+    "-cos": "the sign is lost: a·b = -8 is negative, so cos θ is negative too.",
+    "|a| + |b|": f"you divided by |a| + |b|; {_PRODUCT}",
+}
+_ANGLE_SLIPS = {
+    "radians": "this angle is in radians; the exercise asks for degrees: math.degrees(θ), or "
+    "θ·180/π.",
+    "radians twice": "the radians were converted the wrong way: np.degrees turns radians into "
+    "degrees (np.radians does the opposite).",
+    "180 - θ": "this is 180° - θ: arccos of a negative cosine is more than 90°.",
+    "cos": f"{_ARCCOS}, then convert to degrees.",
+    "cos in degrees": f"{_ARCCOS}.",
+    "cosine in degrees": "you converted the cosine itself to degrees: take np.arccos(cos_ab) "
+    "first, then np.degrees.",
+    "arcsin": "this is the arcsine (90° - θ); the angle whose cosine is cos_ab is "
+    "np.arccos(cos_ab).",
+}
 
 
 @exercise("2.2", "Apply: a dot product, its cosine and angle")
@@ -281,78 +315,20 @@ def apply(dot_ab, cos_ab, angle_ab) -> str:
     `cos_ab = dot_ab / (np.linalg.norm(a) * np.linalg.norm(b))`, then
     `angle_ab = np.degrees(np.arccos(cos_ab))`.
     """
-    dot = A @ B
-    norm_a, norm_b = A.norm(), B.norm()
-    wrong = [
-        (A * B, "these are the products aᵢbᵢ, one per component: add them up for a·b."),
-        (
-            A,
-            "this is the vector a itself: a·b multiplies a and b component by component, then "
-            "adds.",
-        ),
-        (
-            B,
-            "this is the vector b itself: a·b multiplies a and b component by component, then "
-            "adds.",
-        ),
-        (
-            torch.outer(A, B),
-            "this is every product aᵢbⱼ (an outer product); a dot product pairs only matching "
-            "components, aᵢbᵢ, and sums them.",
-        ),
-    ]
-    got = _one("dot_ab", dot_ab, wrong)
-    wrong = [
-        (-dot, "the sign is lost: (-1)·4 = -4 and 3·(-2) = -6 are negative, so a·b = 2 - 4 - 6."),
-        (norm_a * norm_b, "that is |a| |b|; the dot product is |a| |b| cos θ, and here cos θ < 0."),
-        ((A + B).sum(), "that is the sum of a + b; multiply matching components, then add."),
-        (A.sum() * B.sum(), "that multiplies the sums; multiply matching components, then add."),
-        (A @ A, "that is a·a = |a|², a with itself; the question is a·b."),
-        (B @ B, "that is b·b = |b|², b with itself; the question is a·b."),
-    ]
-    _compare("dot_ab", got, dot, wrong)
-    cos = dot / (norm_a * norm_b)
-    with_vectors = [  # a length left as the vector itself: three numbers
-        (dot / (A * norm_b), _VECTOR_LENGTH),
-        (dot / (norm_a * B), _VECTOR_LENGTH),
-        (dot / (A * B), _VECTOR_LENGTH),
-    ]
-    got = _one("cos_ab", cos_ab, with_vectors)
-    wrong = [
-        (dot, "that is the dot product itself: the cosine divides it by |a| |b| = √14·√21."),
-        (
-            dot / (norm_a**2 * norm_b**2),
-            "you divided by the squared lengths |a|²|b|² = 14·21; divide by the lengths √14·√21.",
-        ),
-        (dot / norm_a, "you divided by |a| only: the cosine divides by |a| |b|."),
-        (dot / norm_b, "you divided by |b| only: the cosine divides by |a| |b|."),
-        (dot * norm_b / norm_a, "you divided by |a| / |b|; divide by the product |a| |b|."),
-        (dot * norm_a / norm_b, "you divided by |b| / |a|; divide by the product |a| |b|."),
-        (dot * norm_a * norm_b, "you multiplied by |a| |b|; the cosine divides by it."),
-        (1 / cos, "upside down: cos θ = a·b / (|a| |b|), the dot product on top."),
-        (-cos, "the sign is lost: a·b = -8 is negative, so cos θ is negative too."),
-        (dot / (norm_a + norm_b), "you divided by |a| + |b|; divide by the product |a| |b|."),
-    ]
-    _compare("cos_ab", got, cos, wrong)
-    angle = torch.rad2deg(torch.arccos(cos))
-    got = one_number("angle_ab", angle_ab, finite=False)  # a NaN has its own diagnosis
-    if torch.isnan(got):
+    (dot, dot_slips), (cos, cos_slips), (angle, angle_slips) = _slips_2_2()
+    _compare("dot_ab", _one("dot_ab", dot_ab, dot_slips), dot, dot_slips)
+    _compare("cos_ab", _one("cos_ab", cos_ab, cos_slips), cos, cos_slips)
+    if torch.isnan(got := one_number("angle_ab", angle_ab, finite=False)):
         raise Mismatch(
             "`angle_ab` is NaN: arccos only accepts numbers between -1 and 1. Take the arccos "
             "of the cosine, not of the dot product.",
             MISTAKE,
         )
-    _compare("angle_ab", got, angle, _angle_mistakes(cos, angle))
+    _compare("angle_ab", got, angle, angle_slips)
     return (
         f"a·b = {dot:.0f}, cos θ = {cos:.3f}, θ = {angle:.1f}°: the negative sign says the two "
         "vectors point in broadly opposite directions."
     )
-
-
-_VECTOR_LENGTH = (
-    "three numbers: a length was left as the vector itself. |a| = np.linalg.norm(a) is one "
-    "number, √14."
-)
 
 
 def _one(name: str, x, wrong) -> torch.Tensor:
@@ -360,43 +336,31 @@ def _one(name: str, x, wrong) -> torch.Tensor:
     got = as_tensor(name, x)
     if got.numel() != 1:
         named = match(got, wrong)
-        raise Mismatch(
-            named or f"`{name}` should be one number; got shape {tuple(got.shape)}",
-            MISTAKE if named else SHAPE,
-        )
+        shape = f"`{name}` should be one number; got shape {tuple(got.shape)}"
+        raise Mismatch(named or shape, MISTAKE if named else SHAPE)
     return got.reshape(())
 
 
-def _angle_mistakes(cos, angle) -> list:
+def _slips_2_2() -> list[tuple]:
+    """``(right value, slips)`` of each answer: the dot product, the cosine, the angle. A slip
+    that gives several numbers is named by its shape (``_one``), the others by their value."""
+    dot, la, lb = A @ B, A.norm(), B.norm()
+    cos = dot / (la * lb)
+    angle = torch.rad2deg(torch.arccos(cos))
+    dots = [A * B, A, B, torch.outer(A, B), -dot, la * lb, (A + B).sum(), A.sum() * B.sum()]
+    dots += [A @ A, B @ B]
+    cosines = [dot / (A * lb), dot / (la * B), dot / (A * B), dot, dot / (la**2 * lb**2)]
+    cosines += [dot / la, dot / lb, dot * lb / la, dot * la / lb, dot * la * lb, la * lb / dot]
+    cosines += [-cos, dot / (la + lb)]
+    angles = [torch.arccos(cos), torch.deg2rad(torch.arccos(cos)), 180 - angle, torch.cos(cos)]
+    angles += [torch.rad2deg(torch.cos(cos)), torch.rad2deg(cos), torch.rad2deg(torch.arcsin(cos))]
     return [
-        (
-            torch.arccos(cos),
-            "this angle is in radians; the exercise asks for degrees: math.degrees(θ), or θ·180/π.",
-        ),
-        (
-            torch.deg2rad(torch.arccos(cos)),
-            "the radians were converted the wrong way: np.degrees turns radians into degrees "
-            "(np.radians does the opposite).",
-        ),
-        (180 - angle, "this is 180° - θ: arccos of a negative cosine is more than 90°."),
-        (
-            torch.cos(cos),
-            "np.cos turns an angle into a cosine; the inverse is np.arccos, then convert to "
-            "degrees.",
-        ),
-        (
-            torch.rad2deg(torch.cos(cos)),
-            "np.cos turns an angle into a cosine; the inverse is np.arccos.",
-        ),
-        (
-            torch.rad2deg(cos),
-            "you converted the cosine itself to degrees: take np.arccos(cos_ab) first, then "
-            "np.degrees.",
-        ),
-        (
-            torch.rad2deg(torch.arcsin(cos)),
-            "this is the arcsine (90° - θ); the angle whose cosine is cos_ab is np.arccos(cos_ab).",
-        ),
+        (right, list(zip(values, slips.values(), strict=True)))
+        for right, values, slips in (
+            (dot, dots, _DOT_SLIPS),
+            (cos, cosines, _COSINE_2_2),
+            (angle, angles, _ANGLE_SLIPS),
+        )
     ]
 
 
@@ -424,26 +388,21 @@ def extend(dot_variance, var_3, var_768, std_ratio) -> str:
     if abs(narrow - WIDE) <= 0.1 * WIDE and abs(wide - NARROW) <= 0.1 * NARROW:
         raise Mismatch("`var_3` and `var_768` are swapped: the variance grows with d_k.", MISTAKE)
     measured = {NARROW: narrow, WIDE: wide}
-    _check_section_4("var_3", narrow, NARROW, measured)
-    _check_variance("var_3", narrow, NARROW, measured)
-    _check_section_4("var_768", wide, WIDE, measured)
-    _check_variance("var_768", wide, WIDE, measured)
-    ratio = float(one_number("std_ratio", std_ratio))
-    why = _ratio_mistake(ratio, narrow, wide)
-    if why:
+    for name, got, d_k, copied in (("var_3", narrow, NARROW, 4), ("var_768", wide, WIDE, 512)):
+        if abs(got - copied) <= 0.05 * copied and abs(got - d_k) > 0.1 * d_k:
+            raise Mismatch(
+                f"`{name}` = {got:.4g} is about {copied}, the variance section 4 measured at "
+                f"d_k = {copied}; this exercise asks for d_k = {d_k}: draw torch.randn(n, {d_k}).",
+                MISTAKE,
+            )
+        _check_variance(name, got, d_k, measured)
+    ratio, yours = float(one_number("std_ratio", std_ratio)), math.sqrt(wide / narrow)
+    if why := _ratio_mistake(ratio, narrow, wide):
         raise Mismatch(why, MISTAKE)
-    yours = math.sqrt(wide / narrow)
     if not typed_close(ratio, yours):
-        theory = (
-            "16 is the theory's ratio; yours is measured, so it differs by the sampling error. "
-            if typed_close(ratio, 16)
-            else ""
-        )
-        raise Mismatch(
-            f"`std_ratio` = {ratio:.4g}, while your variances give √(var_768 / var_3) = "
-            f"{yours:.4g}: {theory}Compute it from var_3 and var_768.",
-            MISTAKE if theory else DIFFERENCE,
-        )
+        theory, kind = _theory(ratio, 16, "ratio")
+        given = f"`std_ratio` = {ratio:.4g}, while your variances give √(var_768 / var_3) = "
+        raise Mismatch(f"{given}{yours:.4g}: {theory}Compute it from var_3 and var_768.", kind)
     scatter, error = _check_measures(dot_variance)
     for name, got, d_k in (("var_3", narrow, NARROW), ("var_768", wide, WIDE)):
         again = _measured(dot_variance, d_k, N_PAIRS, 0)
@@ -457,61 +416,41 @@ def extend(dot_variance, var_3, var_768, std_ratio) -> str:
     )
 
 
-def _check_section_4(name: str, got: float, d_k: int, measured: dict[int, float]) -> None:
-    """A Mismatch if ``got`` is section 4's variance at its width of the same kind, 4 or 512,
-    and not a measurement at ``d_k`` (nor at the exercise's other width)."""
-    copied = SECTION_4[0] if d_k == NARROW else SECTION_4[1]
-    if abs(got - copied) <= 0.05 * copied and abs(got - d_k) > 0.1 * d_k:
-        raise Mismatch(
-            f"`{name}` = {got:.4g} is about {copied}, the variance section 4 measured at "
-            f"d_k = {copied}; this exercise asks for d_k = {d_k}: draw torch.randn(n, {d_k}).",
-            MISTAKE,
-        )
+_RATIO_SLIPS = {  # what std_ratio holds instead of √(var_768 / var_3)
+    "variances": "`std_ratio` = {ratio:.3g} is the ratio of the variances; standard deviations "
+    "grow as √d_k, so the ratio is √256 = 16.",
+    "one": "`std_ratio` is √var_768, the standard deviation at d_k = 768 alone: divide it by the "
+    "one at d_k = 3.",
+    "product": "`std_ratio` = √(var_768 · var_3): the variances are multiplied; divide them, "
+    "√(var_768 / var_3).",
+    "difference": "`std_ratio` is the difference of the standard deviations; the question asks "
+    "how many times larger: divide them.",
+    "mixed": "`std_ratio` mixes a variance with a standard deviation: take the square root of "
+    "both, √var_768 / √var_3.",
+    "section 4": "`std_ratio` = {ratio:.3g} is section 4's ratio, √(512/4) ≈ 11.3; this one is "
+    "between d_k = 3 and d_k = 768: √(var_768 / var_3).",
+}
 
 
 def _ratio_mistake(ratio: float, narrow: float, wide: float) -> str | None:
     """Name what ``std_ratio`` holds instead of √(var_768 / var_3), if it is a typical slip."""
-    expected = math.sqrt(wide / narrow)
-
-    def near(target, tol=0.08):
-        return abs(ratio - target) <= tol * abs(target)
-
-    if near(WIDE / NARROW, 0.1) or near(wide / narrow, 0.02):
-        return (
-            f"`std_ratio` = {ratio:.3g} is the ratio of the variances; standard deviations "
-            "grow as √d_k, so the ratio is √256 = 16."
-        )
-    if abs(ratio - 1 / expected) <= 0.01:
+    if abs(ratio - math.sqrt(narrow / wide)) <= 0.01:
         return (
             "`std_ratio` is upside down: divide the standard deviation at d_k = 768 by the one "
             "at d_k = 3."
         )
-    if near(math.sqrt(wide), 0.02):
-        return (
-            "`std_ratio` is √var_768, the standard deviation at d_k = 768 alone: divide it by "
-            "the one at d_k = 3."
-        )
-    if near(math.sqrt(wide * narrow), 0.02):
-        return (
-            "`std_ratio` = √(var_768 · var_3): the variances are multiplied; divide them, "
-            "√(var_768 / var_3)."
-        )
-    if near(math.sqrt(wide) - math.sqrt(narrow), 0.02):
-        return (
-            "`std_ratio` is the difference of the standard deviations; the question asks how "
-            "many times larger: divide them."
-        )
-    if near(wide / math.sqrt(narrow), 0.02) or near(math.sqrt(wide) / narrow, 0.02):
-        return (
-            "`std_ratio` mixes a variance with a standard deviation: take the square root of "
-            "both, √var_768 / √var_3."
-        )
-    if near(math.sqrt(SECTION_4[1] / SECTION_4[0]), 0.02):
-        return (
-            f"`std_ratio` = {ratio:.3g} is section 4's ratio, √(512/4) ≈ 11.3; this one is "
-            "between d_k = 3 and d_k = 768: √(var_768 / var_3)."
-        )
-    return None
+    slips = [
+        (WIDE / NARROW, 0.1, "variances"),
+        (wide / narrow, 0.02, "variances"),
+        (math.sqrt(wide), 0.02, "one"),
+        (math.sqrt(wide * narrow), 0.02, "product"),
+        (math.sqrt(wide) - math.sqrt(narrow), 0.02, "difference"),
+        (wide / math.sqrt(narrow), 0.02, "mixed"),
+        (math.sqrt(wide) / narrow, 0.02, "mixed"),
+        (math.sqrt(SECTION_4[1] / SECTION_4[0]), 0.02, "section 4"),
+    ]
+    slip = _near(ratio, slips)
+    return _RATIO_SLIPS[slip].format(ratio=ratio) if slip else None
 
 
 # 2.4 (lab L2.A) The variance against d_k -------------------------------------------------------
@@ -540,11 +479,9 @@ def slope(measure_variances, dot_variances, loglog_slope) -> str:
         )
     got = as_tensor("dot_variances", dot_variances).flatten()
     expect_shape("dot_variances", got, (len(DIMS),), f"one per d_k in {DIMS}")
-    values = got.tolist()
-    for d_k, v in zip(DIMS, values, strict=True):
-        _check_variance(
-            f"dot_variances (at d_k = {d_k})", v, d_k, dict(zip(DIMS, values, strict=True))
-        )
+    values = dict(zip(DIMS, got.tolist(), strict=True))
+    for d_k, v in values.items():
+        _check_variance(f"dot_variances (at d_k = {d_k})", v, d_k, values)
     s = as_tensor("loglog_slope", loglog_slope).flatten()
     if s.numel() == 2:
         raise Mismatch(
@@ -553,12 +490,12 @@ def slope(measure_variances, dot_variances, loglog_slope) -> str:
             MISTAKE,
         )
     s = float(one_number("loglog_slope", s))
-    _check_slope(s, values)
+    _check_slope(s, list(values.values()))
     _check_measures(measure_variances, listwise=True)
     said = f"measure_variances({list(DIMS)}, {N_PAIRS}, seed=0)"
     again = as_tensor(said, call(measure_variances, list(DIMS), N_PAIRS, 0, during=f"as {said}"))
     expect_shape(said, again.flatten(), (len(DIMS),), f"one per d_k in {DIMS}")
-    for d_k, v, w in zip(DIMS, values, again.flatten().tolist(), strict=True):
+    for (d_k, v), w in zip(values.items(), again.flatten().tolist(), strict=True):
         _check_stored(f"dot_variances (at d_k = {d_k})", v, w, d_k, f"{said} at d_k = {d_k}")
     return (
         f"variances {fmt(got)} and slope {s:.3f}: on log-log axes Var(q·k) = d_k is a line of "
@@ -579,50 +516,34 @@ def _slope_error(n: int = N_PAIRS) -> float:
     return float(np.sqrt(((weights * spread) ** 2).sum()))
 
 
+_SLOPE_SLIPS = {  # a slip's fit, np.polyfit(x, y, degree)[index], and what it means
+    ("log d", "log v", 1, 1): "`loglog_slope` is the intercept: np.polyfit(x, y, 1) returns "
+    "[slope, intercept]; take [0].",
+    ("d", "v", 1, 0): "`loglog_slope` is the slope of variance against d_k on ordinary axes; the "
+    "lab asks for log-log axes: fit np.log(dot_variances) against np.log(dims).",
+    ("d", "log v", 1, 0): "`loglog_slope` fits log(variance) against d_k itself: take the log of "
+    "the dims too, np.log(dims).",
+    ("log d", "v", 1, 0): "`loglog_slope` fits the variances themselves against log d_k: take the "
+    "log of the variances too, np.log(dot_variances).",
+    ("log v", "log d", 1, 0): "x and y are swapped: np.polyfit(x, y, 1) takes log d_k first, then "
+    "log variance.",
+    ("log d", "log v", 2, 0): "np.polyfit(..., 2) fits a parabola, and [0] is its x² coefficient: "
+    "fit a line, degree 1.",
+    ("log d", "log v", 0, 0): "np.polyfit(..., 0) fits a constant, the mean of log variance: fit "
+    "a line, degree 1.",
+}
+
+
 def _check_slope(s: float, values: list[float]) -> None:
+    """A Mismatch unless ``s`` is the log-log slope of the learner's own ``values``."""
     with np.errstate(all="ignore"):  # a variance of 0 or below has no log; its fits are NaN
-        x, y = np.log(DIMS), np.log(values)
-        fitted = np.polyfit(x, y, 1)[0]
-        fits = [
-            (
-                np.polyfit(x, y, 1)[1],
-                "`loglog_slope` is the intercept: np.polyfit(x, y, 1) "
-                "returns [slope, intercept]; take [0].",
-            ),
-            (
-                np.polyfit(DIMS, values, 1)[0],
-                "`loglog_slope` is the slope of variance against "
-                "d_k on ordinary axes; the lab asks for log-log axes: fit np.log(dot_variances) "
-                "against np.log(dims).",
-            ),
-            (
-                np.polyfit(DIMS, y, 1)[0],
-                "`loglog_slope` fits log(variance) against d_k itself: "
-                "take the log of the dims too, np.log(dims).",
-            ),
-            (
-                np.polyfit(x, values, 1)[0],
-                "`loglog_slope` fits the variances themselves against "
-                "log d_k: take the log of the variances too, np.log(dot_variances).",
-            ),
-            (
-                np.polyfit(y, x, 1)[0],
-                "x and y are swapped: np.polyfit(x, y, 1) takes log d_k first, then log variance.",
-            ),
-            (
-                np.polyfit(x, y, 2)[0],
-                "np.polyfit(..., 2) fits a parabola, and [0] is its x² "
-                "coefficient: fit a line, degree 1.",
-            ),
-            (
-                np.polyfit(x, y, 0)[0],
-                "np.polyfit(..., 0) fits a constant, the mean of log "
-                "variance: fit a line, degree 1.",
-            ),
-        ]
-    for value, message in fits:
-        if abs(s - value) < 1e-6 < abs(value - fitted):
-            raise Mismatch(message, MISTAKE)
+        data = {"d": np.array(DIMS, dtype=float), "v": np.array(values)}
+        data |= {f"log {k}": np.log(v) for k, v in data.items()}
+        fitted = np.polyfit(data["log d"], data["log v"], 1)[0]
+        fits = [(np.polyfit(data[a], data[b], n)[i], m) for (a, b, n, i), m in _SLOPE_SLIPS.items()]
+    fits = [(v, m) for v, m in fits if abs(v - fitted) > 1e-6]  # not the right fit in disguise
+    if why := match_number(s, fits, abs_tol=1e-6):
+        raise Mismatch(why, MISTAKE)
     if abs(s - 0.5) < 0.05:
         raise Mismatch(
             "`loglog_slope` ≈ 0.5 is the slope of the standard deviation, √d_k; fit "
@@ -630,23 +551,17 @@ def _check_slope(s: float, values: list[float]) -> None:
             MISTAKE,
         )
     if not typed_close(s, fitted):
-        theory = (
-            "1 is the theory's slope; yours is measured, so it differs by the sampling error. "
-            if typed_close(s, 1)
-            else ""
-        )
-        raise Mismatch(
-            f"`loglog_slope` = {s:.3f}, while your dot_variances give a slope of {fitted:.4f} "
-            f"on log-log axes: {theory}Fit np.log(dot_variances) against np.log(dims), "
-            "np.polyfit(..., 1)[0].",
-            MISTAKE if theory else DIFFERENCE,
-        )
+        theory, kind = _theory(s, 1, "slope")
+        given = f"`loglog_slope` = {s:.3f}, while your dot_variances give a slope of {fitted:.4f}"
+        fit = "Fit np.log(dot_variances) against np.log(dims), np.polyfit(..., 1)[0]."
+        raise Mismatch(f"{given} on log-log axes: {theory}{fit}", kind)
 
 
 # 2.5 (lab L2.B) QKᵀ and cosines for three new words -------------------------------------------
 
 # tea, coffee and bread, the words of the lab (section 2 worked with cat, dog and car)
 WORDS = torch.tensor([[0.7, 0.3], [1.2, 0.6], [0.1, 0.9]], dtype=torch.float64)
+_LENGTHS = "np.linalg.norm(Q, axis=-1, keepdims=True)"  # the lab is numpy: the advice is too
 
 
 @exercise("2.5", "Lab L2.B: QKᵀ and cosines for tea, coffee and bread")
@@ -661,7 +576,7 @@ def matrices(qk_scores, qk_cosines) -> str:
     `qk_cosines = qk_scores / (lengths * lengths.T)`.
     """
     Q = K = WORDS
-    expected = Q @ K.T  # (n, d) @ (d, m) -> (n, m)
+    scores = Q @ K.T  # (n, d) @ (d, m) -> (n, m)
     got = as_tensor("qk_scores", qk_scores)
     shapes = {
         (3, 2): "Q * K multiplies entry by entry, giving (3, 2); QKᵀ is a matrix product: "
@@ -675,77 +590,57 @@ def matrices(qk_scores, qk_cosines) -> str:
         raise Mismatch(shapes[tuple(got.shape)], MISTAKE)
     wrong = [
         (
-            expected / math.sqrt(2),
+            scores / math.sqrt(2),
             "you divided by √d_k: that is lesson 3's scaling. Here the raw scores Q @ K.T.",
         ),
-        (
-            expected.softmax(-1),
-            "these are softmax weights (lesson 3); here the raw scores Q @ K.T.",
-        ),
+        (scores.softmax(-1), "these are softmax weights (lesson 3); here the raw scores Q @ K.T."),
     ]
-    _compare("qk_scores", got, expected, wrong)
-    norms = Q.norm(dim=-1, keepdim=True)  # (n, 1): one length per word
-    cos = expected / (norms * norms.T)
-    got = as_tensor("qk_cosines", qk_cosines)
-    _compare("qk_cosines", got, cos, _cosine_mistakes(Q, expected, norms))
+    _compare("qk_scores", got, scores, wrong)
+    lengths = Q.norm(dim=-1, keepdim=True)  # (n, 1): one length per word
+    cosines = scores / (lengths * lengths.T)
+    _compare("qk_cosines", qk_cosines, cosines, _cosine_mistakes(Q, scores, lengths))
     return (
         "both 3 × 3 matrices are right: row i holds word i as the query, column j word j as the "
         "key. The question below asks you to read the tea row of each."
     )
 
 
-def _cosine_mistakes(Q, scores, norms) -> list:
-    by_column = Q / Q.norm(dim=0, keepdim=True)
-    return [
-        (
-            scores,
-            "these are the raw scores: a cosine divides each score by the two lengths, |qᵢ| |kⱼ|.",
-        ),
-        (
-            by_column @ by_column.T,
-            "the norms were taken over the wrong axis (axis=0, down each column); a word's "
-            "length is over its own components: np.linalg.norm(Q, axis=-1, keepdims=True).",
-        ),
-        (
-            scores / Q.norm() ** 2,
-            "you divided by the norm of the whole matrix; each word needs its own length: "
-            "np.linalg.norm(Q, axis=-1, keepdims=True).",
-        ),
-        (
-            scores / (norms * norms.T) ** 2,
-            "you divided by the squared lengths |qᵢ|²|kⱼ|²; divide by the lengths.",
-        ),
-        (scores / norms, "only the rows were divided, by |qᵢ|; divide by |kⱼ| as well."),
-        (
-            scores / norms**2,
-            "each row was divided by |qᵢ|²: lengths * lengths squares each row's length; "
-            "lengths * lengths.T pairs |qᵢ| with |kⱼ|.",
-        ),
-        (
-            scores / (norms / norms.T),
-            "you divided by |qᵢ| / |kⱼ|; divide by the product |qᵢ| |kⱼ|: lengths * lengths.T.",
-        ),
-        (
-            scores * (norms * norms.T),
-            "you multiplied by the lengths |qᵢ| |kⱼ|; the cosine divides by them.",
-        ),
-        (
-            (norms * norms.T) / scores,
-            "upside down: the cosine is the score divided by |qᵢ| |kⱼ|, the score on top.",
-        ),
-        (
-            scores / (norms + norms.T),
-            "you divided by |qᵢ| + |kⱼ|; divide by the product |qᵢ| |kⱼ|.",
-        ),
-        (
-            scores / norms.T,
-            "only the columns were divided, by |kⱼ|; divide by |qᵢ| as well (keepdims=True "
-            "keeps the two apart).",
-        ),
-        (
-            scores / norms.T**2,
-            "each column was divided by |kⱼ|²: without keepdims=True, lengths * lengths.T "
-            "multiplies two vectors of shape (3,) entry by entry. Keep the lengths (3, 1): "
-            "np.linalg.norm(Q, axis=-1, keepdims=True).",
-        ),
-    ]
+_COSINE_SLIPS = {  # what qk_cosines holds instead, by the names _cosine_mistakes gives them
+    "raw": "these are the raw scores: a cosine divides each score by the two lengths, |qᵢ| |kⱼ|.",
+    "axis 0": "the norms were taken over the wrong axis (axis=0, down each column); a word's "
+    f"length is over its own components: {_LENGTHS}.",
+    "whole": "you divided by the norm of the whole matrix; each word needs its own length: "
+    f"{_LENGTHS}.",
+    "squared": "you divided by the squared lengths |qᵢ|²|kⱼ|²; divide by the lengths.",
+    "rows": "only the rows were divided, by |qᵢ|; divide by |kⱼ| as well.",
+    "rows squared": "each row was divided by |qᵢ|²: lengths * lengths squares each row's length; "
+    "lengths * lengths.T pairs |qᵢ| with |kⱼ|.",
+    "ratio": "you divided by |qᵢ| / |kⱼ|; divide by the product |qᵢ| |kⱼ|: lengths * lengths.T.",
+    "times": "you multiplied by the lengths |qᵢ| |kⱼ|; the cosine divides by them.",
+    "upside down": "upside down: the cosine is the score divided by |qᵢ| |kⱼ|, the score on top.",
+    "sum": "you divided by |qᵢ| + |kⱼ|; divide by the product |qᵢ| |kⱼ|.",
+    "columns": "only the columns were divided, by |kⱼ|; divide by |qᵢ| as well (keepdims=True "
+    "keeps the two apart).",
+    "columns squared": "each column was divided by |kⱼ|²: without keepdims=True, lengths * "
+    "lengths.T multiplies two vectors of shape (3,) entry by entry. Keep the lengths (3, 1): "
+    f"{_LENGTHS}.",
+}
+
+
+def _cosine_mistakes(Q, scores, lengths) -> list:
+    by_column, product = Q / Q.norm(dim=0, keepdim=True), lengths * lengths.T
+    values = {
+        "raw": scores,
+        "axis 0": by_column @ by_column.T,
+        "whole": scores / Q.norm() ** 2,
+        "squared": scores / product**2,
+        "rows": scores / lengths,
+        "rows squared": scores / lengths**2,
+        "ratio": scores / (lengths / lengths.T),
+        "times": scores * product,
+        "upside down": product / scores,
+        "sum": scores / (lengths + lengths.T),
+        "columns": scores / lengths.T,
+        "columns squared": scores / lengths.T**2,
+    }
+    return [(values[k], m) for k, m in _COSINE_SLIPS.items()]

@@ -209,10 +209,12 @@ def find_submissions(arguments: list[Path]) -> list[tuple[Path, str]]:
 
 
 def load_points(path: Path | None) -> dict[str, float]:
-    """Points per exercise id from a JSON or TOML file (``"3.4" = 2``), and per written answer
-    (``written = 1``); 1 each for what it leaves out."""
+    """Points per exercise id and per written answer (``written``): each exercise's own
+    (:attr:`~course_lib.checks.Exercise.points`) and 1 per written answer, unless the JSON or
+    TOML file ``path`` says otherwise (``"3.4" = 3``, ``written = 2``)."""
+    points = {e.id: e.points for e in EXERCISES.values()} | {WRITTEN_POINTS: 1.0}
     if path is None:
-        return {}
+        return points
     text = path.read_text(encoding="utf-8")
     table = tomllib.loads(text) if path.suffix == ".toml" else json.loads(text)
     for key, value in table.items():
@@ -220,7 +222,7 @@ def load_points(path: Path | None) -> dict[str, float]:
             raise ValueError(f"points: unknown exercise {key!r} in {path}")
         if not isinstance(value, int | float) or isinstance(value, bool) or value < 0:
             raise ValueError(f"points: {key!r} should be a number >= 0; got {value!r}")
-    return {k: float(v) for k, v in table.items()}
+    return points | {k: float(v) for k, v in table.items()}
 
 
 def write_reports(grades, out: Path) -> str:

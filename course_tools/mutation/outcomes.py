@@ -20,7 +20,7 @@ BROKEN, TIMEOUT, ERROR = "broken", "timeout", "error"
 ACCEPTED, NOT_DONE, REJECTED, CRASHED = "accepted", "not done", "rejected", "crashed"
 REACHED = (ACCEPTED, NOT_DONE, REJECTED, CRASHED)
 NAMED = ("mistake", "rule")
-GOALS = {"rejected": 0.99, "named": 0.80}
+GOALS = {"rejected": 0.99}  # the named share is a figure to read, not a goal
 
 
 def classify(raw: dict) -> dict:

@@ -29,7 +29,6 @@ import sys
 import tempfile
 import threading
 import time
-import tomllib
 from pathlib import Path
 from string import Template
 
@@ -38,13 +37,12 @@ import pytest
 
 from course_tools.grade import main
 from course_tools.grading import sandbox
+from course_tools.grading.grader import load_points
 
 ROOT = Path(__file__).resolve().parents[2]
 NAME = "03_scaled_dot_product_attention.ipynb"
 EXERCISES = [f"3.{k}" for k in range(1, 9)]
-POINTS = {
-    k: v for k, v in tomllib.loads((ROOT / "points.toml").read_text()).items() if k[:2] == "3."
-}
+POINTS = {k: v for k, v in load_points(ROOT / "points.toml").items() if k[:2] == "3."}
 COURSE = ("course_lib", "course_tools", "solutions")  # the course's folders no submission changes
 SECRET = "the answer to 3.1 is (c)"
 GRADER_WRITES = {"grades.csv", "summary.md"}  # and feedback/: what the grader itself writes
