@@ -843,7 +843,7 @@ check("7.7", noam_lr, make_scheduler)
 #
 # Logits [2.0, 1.0, 0.1, −1.0], true class 0, K = 4 classes. Compute the plain cross-entropy (`plain_loss`) and the cross-entropy against the smoothed target with ε = 0.1 (`smoothed_loss`), by hand from `log_softmax`, not with `label_smoothing=`.
 #
-# *What you may use:* anything but `course_lib`'s reference code.
+# *What you may use:* anything but `course_lib`'s reference code; not `label_smoothing=`.
 
 # %% id="eedaca94"
 logits = torch.tensor([2.0, 1.0, 0.1, -1.0])

@@ -146,7 +146,25 @@ def test_a_value_made_with_a_written_out_keyword_is_refused():
     assert "`loss` is computed with `label_smoothing=`" in message and "written out" in message
     assert broken(rules, 0.5, "loss", ["loss = -(target * log_p).sum()"]) == ""
     assert broken(Rules(), 0.5, "loss", made) == ""  # no keyword ruled out by default
-    assert rules.describe() == Rules().describe()  # the prompt says it in its own words
+    assert rules.describe().endswith("; not `label_smoothing=`.")
+
+
+def test_only_the_statements_that_make_the_value_count():
+    rules = Rules(written_out=("label_smoothing",))
+    both = [
+        "import torch.nn.functional as F",
+        "plain = F.cross_entropy(x, y)\nsmoothed = F.cross_entropy(x, y, label_smoothing=0.1)",
+    ]
+    assert broken(rules, 0.5, "plain", both) == ""  # its neighbour's keyword is not its own
+    assert "`smoothed` is computed with" in broken(rules, 0.5, "smoothed", both)
+    compared = [
+        "smoothed = -(t * log_p).sum(-1).mean()\nok = F.cross_entropy(x, y, label_smoothing=0.1)"
+    ]
+    assert broken(rules, 0.5, "smoothed", compared) == ""  # a comparison beside it is fine
+    earlier = ["loss_fn = nn.CrossEntropyLoss(label_smoothing=0.1)", "smoothed = loss_fn(x, y)"]
+    assert "`smoothed` is computed with" in broken(rules, 0.5, "smoothed", earlier)
+    off = ["smoothed = F.cross_entropy(x, y, label_smoothing=0.0)"]
+    assert broken(rules, 0.5, "smoothed", off) == ""  # 0 turns it off
 
 
 # What the prompts say --------------------------------------------------------------------------

@@ -883,6 +883,19 @@ def test_attention_for_one_rank_gets_the_rank_tip_3_4(answer, idiom):
     assert idiom in result.message and FOUR_D in result.message
 
 
+def test_code_for_any_rank_gets_no_rank_tip_3_4():
+    """The idioms are read in the code, not in its comments, and `T, d_k = q.shape[-2:]`
+    fits any rank: a crash for another reason gets no rank tip."""
+
+    def attention(q, k, v, mask=None):
+        T, d_k = q.shape[-2:]  # unlike B, H, T, d = q.shape or k.T, this fits any rank
+        scores = q @ k.transpose(-2, -1) / d_k**0.5
+        return scores.softmax(dim=-1) @ v[..., :T, :1, None], None  # a crash of its own
+
+    result = check("3.4", attention)
+    assert result.status == FAILED and "one rank" not in result.message, result.message
+
+
 def test_a_crashing_attention_runs_once_3_4():
     """The check reads the crash it has: it does not run the learner's code again to see."""
     calls = []

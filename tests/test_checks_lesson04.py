@@ -551,3 +551,16 @@ def test_the_success_of_4_3_leaves_the_written_question_to_the_learner():
     assert "written question" in message
     for answer in ("low-dimensional", "rank", "too crude", "noisy or redundant"):
         assert answer not in message
+
+
+def test_an_all_zero_or_negated_result_is_not_called_a_scale_factor_4_4():
+    def zeros(x, n_heads):
+        return torch.zeros_like(split_heads(x, n_heads))
+
+    def negated(x, n_heads):
+        return -split_heads(x, n_heads)
+
+    result = check("4.4", zeros)
+    assert result.status == FAILED and "times what it should be" not in result.message
+    assert "off by" in result.message, result.message
+    assert "sign flipped" in check("4.4", negated).message

@@ -732,3 +732,9 @@ GENERATED = [  # rejected; a message that says where they are off is enough
 @pytest.mark.parametrize("exercise_id, answer", GENERATED)
 def test_generated_wrong_answers_fail(exercise_id, answer):
     assert check(exercise_id, answer).status == FAILED
+
+
+def test_a_first_row_a_hair_off_says_how_far_not_which_columns_8_1():
+    result = check("8.1", lambda t, d: encode_positions(t, d) + 0.001)
+    assert result.status == FAILED and "is off by up to" in result.message, result.message
+    assert "Check which columns get sin and cos" not in result.message

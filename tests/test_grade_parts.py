@@ -324,7 +324,7 @@ def test_an_unreadable_notebook_scores_nothing_of_the_lesson_given(tmp_path):
     (tmp_path / "alice.ipynb").write_text("{", encoding="utf-8")
     graded = grade(tmp_path / "alice.ipynb", "alice", timeout=10, points={}, lesson=3)
     assert graded.status == "invalid" and graded.lesson == 3
-    assert graded.max_points == len([e for e in EXERCISES if e.startswith("3.")]) > 0
+    assert graded.max_points == sum(e.points for i, e in EXERCISES.items() if i[:2] == "3.") > 0
 
 
 class _Replying:

@@ -1,4 +1,6 @@
 import math
+import subprocess
+import sys
 
 import pytest
 import torch
@@ -412,3 +414,9 @@ def test_a_model_unmasked_by_default_reads_the_future_until_given_masks():
         model(src, t, padding_mask(src, PAD), target_mask(t, PAD))[:, 0] for t in (tgt, future)
     ]
     torch.testing.assert_close(*masked)
+
+
+def test_the_model_does_not_import_interop():
+    """interop builds on the model, never the other way round: no import cycle to untangle."""
+    code = "import sys, course_lib.model; assert 'course_lib.interop' not in sys.modules"
+    subprocess.run([sys.executable, "-c", code], check=True)

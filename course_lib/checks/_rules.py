@@ -56,6 +56,8 @@ class Rules:
             text += "; not " + _listed(self.forbidden, "or")
         if not self.loops:
             text += "; no Python loop (`for`, `while` or a comprehension)"
+        if self.written_out:
+            text += "; not " + _listed(tuple(f"{k}=" for k in self.written_out), "or")
         return text + "."
 
     def broken(self, answers: Iterable, names: Iterable[str], sources=None) -> tuple[str, list]:
@@ -86,11 +88,21 @@ class Rules:
         return self._passed_keyword(names, sources), []
 
     def _passed_keyword(self, names: list[str], sources) -> str:
-        """Why a value answer's cell passes a keyword of ``written_out`` ("" if none does)."""
+        """Why a value answer is made with a keyword of ``written_out`` ("" if it is not): in
+        the statements that assign it, or in those that assign a name they read (a loss
+        function made in an earlier cell). A keyword given 0 turns the feature off."""
         trees = [t for t in map(parse, notebook_history() if sources is None else sources) if t]
         for name in names if self.written_out else []:
-            made = next((t for t in reversed(trees) if name in binds(t)), ast.Module([], []))
-            passed = {n.arg for n in ast.walk(made) if isinstance(n, ast.keyword)}
+            made = _assignments(trees, name)
+            read = {n.id for s in made for n in ast.walk(s.value) if isinstance(n, ast.Name)}
+            made += [s for other in read - {name} for s in _assignments(trees, other)]
+            passed = {
+                k.arg
+                for s in made
+                for k in ast.walk(s)
+                if isinstance(k, ast.keyword)
+                and not (isinstance(k.value, ast.Constant) and k.value.value == 0)
+            }
             if keyword := next((k for k in self.written_out if k in passed), None):
                 return (
                     f"`{name}` is computed with `{keyword}=`: this exercise asks for it written "
@@ -375,6 +387,24 @@ def parse(source: str) -> ast.Module | None:
         return ast.parse("\n".join(lines))
     except SyntaxError:
         return None
+
+
+def _assignments(trees: list[ast.Module], name: str) -> list[ast.stmt]:
+    """The statements that assign ``name`` in the last cell that binds it."""
+    tree = next((t for t in reversed(trees) if name in binds(t)), ast.Module([], []))
+    kinds = ast.Assign | ast.AnnAssign | ast.AugAssign
+    return [
+        s
+        for s in ast.walk(tree)
+        if isinstance(s, kinds)
+        and s.value is not None
+        and any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(_targets(s)))
+    ]
+
+
+def _targets(statement) -> ast.AST:
+    targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
+    return ast.Tuple(targets, ast.Store())
 
 
 def binds(tree: ast.Module) -> set[str]:

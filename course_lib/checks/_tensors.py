@@ -131,13 +131,19 @@ def many(n: int, thing: str) -> str:
     return f"{n} {thing}" if n == 1 else f"{n} {thing}s"
 
 
+def pairs(mistakes: dict) -> list:
+    """Typical mistakes written ``{message: wrong_result}`` as pairs ``(wrong_result, message)``,
+    to add to a list of them."""
+    return [(wrong, message) for message, wrong in mistakes.items()]
+
+
 def match(got, wrong, typed: bool = False) -> str | None:
     """The message of the first typical mistake ``(tensor, message)`` (or ``{message: tensor}``)
     that ``got`` reproduces; with ``typed``, failing that, the first it reproduces at the
     rounding a number typed by hand may have (:func:`typed_tolerance`), where two mistakes may
     look alike."""
     got = as_tensor("got", got)
-    wrong = [(c, m) for m, c in wrong.items()] if isinstance(wrong, dict) else wrong
+    wrong = pairs(wrong) if isinstance(wrong, dict) else wrong
     candidates = [(as_tensor("candidate", c), m) for c, m in wrong]
     candidates = [(c, m) for c, m in candidates if c.shape == got.shape]
     for candidate, message in candidates:

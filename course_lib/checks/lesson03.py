@@ -2,9 +2,11 @@
 course convention: boolean, True = may attend."""
 
 import functools
+import io
 import math
 import re
 import statistics
+import tokenize
 
 import torch
 
@@ -250,7 +252,10 @@ _ONE_RANK = [
     (r"\.T\b", "k.T reverses every dimension of a batched tensor"),
     (r"\.transpose\(\s*\d+\s*,\s*\d+\s*\)", "transpose(1, 2) or (2, 3) counts axes from the front"),
     (r"\.permute\(", "permute(0, 1, 3, 2) names every axis of one rank"),
-    (r"^\s*\w+(\s*,\s*\w+)+\s*=\s*\w+\.(shape|size\(\))", "B, H, T, d = q.shape takes one rank"),
+    (
+        r"^\s*\w+(\s*,\s*\w+)+\s*=\s*\w+\.(shape|size\(\))\s*$",
+        "B, H, T, d = q.shape takes one rank",
+    ),
     (r"\bbmm\b", "torch.bmm needs exactly 3-D"),
 ]
 _SHAPES_TIP = (
@@ -263,7 +268,7 @@ _SHAPES_TIP = (
 
 def _attention_tip(attention, error: Exception) -> str | None:
     """What a crash of the learner's attention most likely means."""
-    source, text = source_of(attention) or "", str(error)
+    source, text = _code_only(source_of(attention) or ""), str(error)
     if "NoneType" in text:
         return "Tip: the mask is optional; apply it only `if mask is not None`."
     if "masked_fill" in text:
@@ -278,6 +283,23 @@ def _attention_tip(attention, error: Exception) -> str | None:
         )
     shapes = ("cannot be multiplied", "Expected size for first two", "mismatch", "must match")
     return _SHAPES_TIP if any(words in text for words in shapes) else None
+
+
+def _code_only(source: str) -> str:
+    """``source`` with its comments and strings blanked, where the idioms above mean nothing."""
+    lines = [list(line) for line in source.splitlines(keepends=True)]
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(source).readline))
+    except (tokenize.TokenError, SyntaxError):
+        return source
+    for t in tokens:
+        if t.type in (tokenize.COMMENT, tokenize.STRING):
+            for row in range(t.start[0], t.end[0] + 1):
+                line = lines[row - 1]
+                start = t.start[1] if row == t.start[0] else 0
+                end = t.end[1] if row == t.end[0] else len(line) - (line[-1:] == ["\n"])
+                line[start:end] = " " * (end - start)
+    return "".join("".join(line) for line in lines)
 
 
 def _compare_attention(attention, q, k, v, mask, during):

@@ -174,9 +174,13 @@ def _judge(name, got, expected, mistakes=(), during="", shapes=None, weights=Fal
     if shape == expected.shape and not weights and expected.any():
         c = float(got.flatten() @ expected.flatten() / (expected.flatten() @ expected.flatten()))
         stray = (
-            f"`{name}` is {c:.4g} times what it should be: a stray scale factor, or one missing?"
+            f"`{name}` is the right values with the sign flipped: a stray minus?"
+            if abs(c + 1) < 1e-3
+            else f"`{name}` is {c:.4g} times what it should be: a stray scale factor, or one "
+            "missing?"
         )
-        mistakes = [*mistakes, (c * expected, stray)] if abs(c - 1) > 1e-3 else mistakes
+        scaled = abs(c - 1) > 1e-3 and abs(c) > 1e-6  # all zeros are not a scale: say where
+        mistakes = [*mistakes, (c * expected, stray)] if scaled else mistakes
     diagnose(name, got, expected, mistakes, during=during, weights=weights)
 
 

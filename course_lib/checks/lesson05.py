@@ -22,14 +22,9 @@ from ._mistakes import (
     positional_table,
     shape_mistake,
 )
-from ._tensors import as_tensor, close, diagnose, fmt, one_number
+from ._tensors import as_tensor, close, diagnose, fmt, one_number, pairs
 
 # Shared by several exercises -------------------------------------------------------------------
-
-
-def _pairs(mistakes: dict) -> list:
-    """``{message: wrong result}`` as the pairs ``(wrong result, message)`` for ``diagnose``."""
-    return [(wrong, message) for message, wrong in mistakes.items()]
 
 
 def _omega(d_model: int, base: float = 10000.0, times: float = 1.0) -> torch.Tensor:
@@ -278,9 +273,7 @@ def equivariance(inverse_perm, diff_without_pe, diff_with_pe) -> str:
     inverse, back = as_tensor("inverse_perm", inverse_perm).flatten(), "sends each position back"
     wrong = {f"this is the permutation itself; the inverse {back}, argsort(perm).": PERM}
     wrong[f"this is the identity; the inverse {back}, argsort(perm)."] = range(10)
-    diagnose(
-        "inverse_perm", inverse, INVERSE, _pairs(wrong), during=f"inverse[perm[i]] = i, {PERM}"
-    )
+    diagnose("inverse_perm", inverse, INVERSE, pairs(wrong), during=f"inverse[perm[i]] = i, {PERM}")
     (round_off, without_slips), (right, with_slips) = _lab_5_4()
     norms = {"diff_without_pe": diff_without_pe, "diff_with_pe": diff_with_pe}
     for (name, value), lab in zip(norms.items(), (round_off, right), strict=True):
@@ -343,7 +336,7 @@ def _lab_5_4() -> tuple:
             "run.": back,
         }
         norms = {message: float(t.norm()) for message, t in slips.items()}
-        return (back - plain).norm().item(), _pairs(norms)
+        return (back - plain).norm().item(), pairs(norms)
 
     without, moved = compared(run(x[:, perm]), run(x), {}), run(x[:, perm] + pe)[:, inverse]
     slips = {
@@ -430,7 +423,7 @@ def _table_mistakes(pos, d_model) -> list:
         "every row is the same: the angles are ω_i without the position; multiply the column of "
         "positions by the row of ω_i.": sin_cos(_omega(d_model), torch.ones_like(pos)),
     } | {message: sin_cos(omega) for message, omega in _frequencies(d_model).items()}
-    return positional_mistakes(pos, d_model) + _pairs(wrong)
+    return positional_mistakes(pos, d_model) + pairs(wrong)
 
 
 def _table_off(got, expected, d_model) -> str:

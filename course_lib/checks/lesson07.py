@@ -23,15 +23,7 @@ from ._core import (
     multiple_choice,
 )
 from ._mistakes import count_slip, expect_count, expect_returned, expect_tensor
-from ._tensors import diagnose, many, one_number
-
-# Shared by several exercises -------------------------------------------------------------------
-
-
-def _pairs(slips: dict) -> list:
-    """Typical mistakes written ``{message: wrong_result}`` as the pairs ``diagnose`` takes."""
-    return [(value, message) for message, value in slips.items()]
-
+from ._tensors import diagnose, many, one_number, pairs
 
 # 7.1 Recall ------------------------------------------------------------------------------------
 
@@ -329,7 +321,7 @@ def _influences(enc, tokens, zeroed: int, probe: int) -> tuple[torch.Tensor, lis
                 positional(blank(unscaled * root)), original, at=zeroed
             ),
         }
-    return expected, _pairs(slips)
+    return expected, pairs(slips)
 
 
 # 7.6 (lab L7.C) A dedicated [CLS] token --------------------------------------------------------

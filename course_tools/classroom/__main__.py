@@ -33,7 +33,9 @@ def main(argv=None) -> int:
         parser.error(f"no solution notebooks for lessons {args.lessons} in {args.solutions}")
     out = args.out or Path("build") / args.platform
     try:
-        points = load_points(args.points)
+        # The course's points.toml only changes the defaults; a file given by name must exist.
+        optional = args.points == POINTS and not POINTS.is_file()
+        points = load_points(None if optional else args.points)
         if args.platform == "nbgrader":
             written = nbgrader_course.build(out, chosen, points, args.course_id)
         else:

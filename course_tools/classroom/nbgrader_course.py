@@ -28,6 +28,7 @@ import nbformat
 from nbconvert.preprocessors import Preprocessor
 from traitlets import Bool
 
+from course_lib.checks import EXERCISES
 from course_lib.lesson_format import ANSWER_PROMPT, STUB_COMMENT
 from course_lib.replay import GRADING
 
@@ -179,7 +180,7 @@ def _cell(part: Part, points: dict[str, float]) -> nbformat.NotebookNode:
         cell.metadata["nbgrader"] = _metadata(part.key, solution=True)
     elif part.role == CHECK:
         require_call(cell.source)  # fails now if the cell is not one check call
-        worth = points.get(part.exercise, 1.0)
+        worth = points.get(part.exercise, EXERCISES[part.exercise].points)
         cell.metadata["nbgrader"] = _metadata(part.key, grade=True, locked=True, points=worth)
     elif part.role == WRITTEN:
         worth = points.get(WRITTEN_POINTS, 1.0)

@@ -28,6 +28,8 @@ from pathlib import Path
 
 import nbformat
 
+from course_lib.checks import EXERCISES
+
 from ..authoring import lesson_source
 from ..grading.grader import WRITTEN_POINTS
 from .parts import ANSWER, CHECK, TEXT, WRITTEN, Part, notebook, parts, require_call
@@ -90,7 +92,8 @@ def assignment_notebook(solution: Path, points: dict, wheel: str) -> nbformat.No
         if part.role == ANSWER:
             answers.append(part)
         elif part.role == CHECK:
-            cells += _question(part, answers, points.get(part.exercise, 1.0))
+            worth = points.get(part.exercise, EXERCISES[part.exercise].points)
+            cells += _question(part, answers, worth)
             answers = []
         elif part.role == WRITTEN:
             cells += _written(part, points.get(WRITTEN_POINTS, 1.0))

@@ -93,14 +93,14 @@ def grade(
         if e.id in unread:
             message = UNREAD.format(lesson=graded.lesson)
             graded.exercises.append(
-                ExerciseGrade(e.id, e.title, NOT_GRADED, message, 0.0, points.get(e.id, 1.0))
+                ExerciseGrade(e.id, e.title, NOT_GRADED, message, 0.0, points.get(e.id, e.points))
             )
             continue
         result = results.get(
             e.id, {"status": FAILED, "message": "not checked: see the problems above."}
         )
         uses = sorted(result.get("uses", []))  # course_lib names the exercise's rules refuse
-        worth = points.get(e.id, 1.0)
+        worth = points.get(e.id, e.points)
         earned = worth if result["status"] == PASSED else 0.0
         graded.exercises.append(
             ExerciseGrade(e.id, e.title, result["status"], result["message"], earned, worth, uses)
@@ -129,7 +129,7 @@ def _score_nothing(graded: SubmissionGrade, lesson: int | None, points: dict) ->
     for e in exercises(lesson):
         why = "not graded: the notebook could not be graded (see the note above)."
         graded.exercises.append(
-            ExerciseGrade(e.id, e.title, NOT_GRADED, why, 0.0, points.get(e.id, 1.0))
+            ExerciseGrade(e.id, e.title, NOT_GRADED, why, 0.0, points.get(e.id, e.points))
         )
 
 
