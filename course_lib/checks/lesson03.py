@@ -383,8 +383,9 @@ def _measurements(fn) -> dict[float, list[float]]:
         )
     unscaled = [first, *(_measure(fn, 8.0, _ROWS, s) for s in _SEEDS[1:])]
     if len(set(unscaled)) == 1:  # 0.1 or 1 whatever the draws is a mistake; else a typed value
+        named = not 0.1 + 1e-6 < first <= 0.995  # 1/10 give or take the last bits
         raise Mismatch(
-            (_saturation_mistake({8.0: first}) if not 0.1 < first <= 0.995 else None)
+            (_saturation_mistake({8.0: first}) if named else None)
             or f"your function returns {first:.4f} for every seed, but a mean of {_ROWS:,} rows "
             f"moves by about {_error(8.0, _ROWS):.4f} from one seed to the next. Draw the scores "
             "from a generator seeded with `seed` and return the mean unrounded; a number typed "
