@@ -36,6 +36,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from course_lib.experiments import kernels
+from course_lib.experiments.kernels import processor
 from course_lib.model import Transformer, TransformerConfig
 from course_lib.positional import PositionalEncoding
 
@@ -138,18 +139,6 @@ def compare(name: str, steps: int) -> float:
         f"(goal >= {GOAL}: {verdict})"
     )
     return ratio
-
-
-def processor() -> str:
-    """The processor's model name, as Linux reports it (or what Python knows elsewhere)."""
-    try:
-        with open("/proc/cpuinfo") as cpuinfo:
-            names = [line.split(":", 1)[1].strip() for line in cpuinfo if "model name" in line]
-        return names[0]
-    except (OSError, IndexError):
-        import platform
-
-        return platform.processor() or platform.machine()
 
 
 def each_setting(args):

@@ -23,7 +23,7 @@ from .corpus import translation_corpus
 from .data import Vocab, infinite_batches
 from .devices import choose
 from .evaluation import evaluate_translation
-from .experiments.kernels import describe
+from .experiments.kernels import describe, processor
 from .model import Transformer, TransformerConfig
 from .training import train
 
@@ -107,6 +107,7 @@ def save_translator(translator: Translator, path=CHECKPOINT) -> Path:
             "tgt_itos": list(translator.tgt_vocab.itos[4:]),
             "state_dict": state,
             "kernels": describe(),  # e.g. "torch kernels AVX2, MKL_CBWR unset, 1 thread"
+            "processor": processor(),  # with the kernels, what the same bits need
         },
         path,
     )

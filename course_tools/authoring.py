@@ -494,7 +494,11 @@ def main(argv=None) -> int:
         return 0
     pages = args.pages or repository.documents(Path("."))
     if args.command == "links":
-        for page in repository.write_links(pages, repository.address(), args.lessons):
+        try:
+            written = repository.write_links(pages, repository.address(), args.lessons)
+        except (ValueError, OSError) as e:  # no table, two tables, a page that is not there
+            parser.error(str(e))
+        for page in written:
             print(f"wrote the links of {repository.address()} into {page}")
         return 0
     problems = [d for p in sorted(args.solutions.glob("[0-9]*.ipynb")) if (d := sources.drift(p))]

@@ -44,6 +44,7 @@ LOOPED = {
     "comprehension": "def f(n):\n    return [i * i for i in range(n)]",
     "generator": "def f(n):\n    return sum(i for i in range(n))",
     "in a helper": "def helper(n):\n    return [0 for _ in range(n)]\n\ndef f(n):\n    return helper(n)",
+    "under a library's decorator": "@torch.no_grad()\ndef f(n):\n    return [i for i in range(n)]",
 }
 
 
@@ -276,6 +277,10 @@ def test_an_allowed_name_may_be_imported_in_any_form():
         "def f(t):\n    from course_lib.masks import padding_mask\n    return padding_mask(t, 0)"
     )
     assert broken(rules, inside) == ""
+    aliased = learners(
+        "def f(t):\n    import course_lib.masks as M\n    return M.padding_mask(t, 0)"
+    )
+    assert broken(rules, aliased) == ""
     from course_lib import masks
 
     through_module = learners("def f(t):\n    return masks.padding_mask(t, 0)", masks=masks)

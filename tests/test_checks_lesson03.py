@@ -454,7 +454,7 @@ WRONG_LATE = _cases([
     ("3.6-float", "3.6", lambda: (lambda T: torch.ones(T, T).tril(),), ["boolean tensor", "torch.float32"]),
     ("3.6-inverted", "3.6", lambda: (_mask_fn(lambda m: m.triu(1)),), ["True marks the future"]),
     ("3.6-upper", "3.6", lambda: (_mask_fn(lambda m: m.triu()),), ["lower triangle", "torch.tril"]),
-    ("3.6-no-diagonal", "3.6", lambda: (_mask_fn(lambda m: m.tril(-1)),), ["diagonal is False", "not j < i"]),
+    ("3.6-no-diagonal", "3.6", lambda: (_mask_fn(lambda m: m.tril(-1)),), ["diagonal is masked (False)", "not j < i"]),
     ("3.6-all-true", "3.6", lambda: (_mask_fn(lambda m: m),), ["nothing is hidden"]),
     ("3.6-(1,T,T)", "3.6", lambda: (_mask_fn(lambda m: m.tril()[None]),), ["(T, T) = (4, 4); got (1, 4, 4)"]),
     ("3.6-T-fixed", "3.6", lambda: (lambda T: make_causal_mask(4),), ["`make_causal_mask(1)` should have shape"]),
@@ -480,7 +480,7 @@ WRONG_LATE = _cases([
     ("3.8-pad-hard-coded", "3.8", lambda: (lambda t, p: make_padding_mask(t, 0) & make_causal_mask(t.shape[1]),), ["`pad_id` was ignored", "pad_id = 3"]),
     ("3.8-query-axis", "3.8", lambda: (lambda t, p: (t != p)[:, None, :, None] & make_causal_mask(t.shape[1]),), ["hides query rows"]),
     ("3.8-both-axes", "3.8", lambda: (lambda t, p: (t != p)[:, None, :, None] & make_padding_mask(t, p) & make_causal_mask(t.shape[1]),), ["hides query rows", "(B, 1, 1, T)"]),
-    ("3.8-no-diagonal", "3.8", lambda: (_decoder_fn(lambda c, p: c.tril(-1) & p),), ["diagonal is False"]),
+    ("3.8-no-diagonal", "3.8", lambda: (_decoder_fn(lambda c, p: c.tril(-1) & p),), ["diagonal is masked (False)"]),
 ])  # fmt: skip
 
 

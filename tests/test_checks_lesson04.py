@@ -219,7 +219,7 @@ WRONG_FORMULAS = _cases([
     ("off-by-one", lambda d, h, bias: 4 * d * d + (4 * d if bias else 0) + 1, ["for d_model = 64, n_heads = 8, bias = True it returned 16,641: not a multiple of d_model = 64"]),
     ("twenty-biases", lambda d, h, bias: 4 * d * d + (20 * d if bias else 0), ["bias = True it returned 17,664: expected 16,640: 4 matrices of 64 x 64 and 4 bias vectors of 64"]),
     ("negative", lambda d, h, bias: -(4 * d * d + (4 * d if bias else 0)), ["returned -16,640: a count is never negative"]),
-    ("a-division", lambda d, h, bias: 4 * d * d + (4 * d / 3 if bias else 0), ["is not a whole number", "a / probably stands where a * belongs"]),
+    ("a-division", lambda d, h, bias: 4 * d * d + (4 * d / 3 if bias else 0), ["a count is a whole number", "a division where a product belongs"]),
     ("returns-nothing", forgets_return, ["`mha_parameter_count` returned None"]),
     ("crashes", lambda d, h, bias: d / 0, ["ZeroDivisionError", "when called for d_model = 64"]),
 ])  # fmt: skip
@@ -409,7 +409,7 @@ def _stages_of_shapes(x, w_q, w_k, w_v, w_o, n_heads):
 
 
 WRONG_WALKS = _cases([
-    ("q_heads-no-transpose", _walk_with(q_heads=lambda s, x, ws, H: s["q"].unflatten(-1, (H, -1))), ["on x (2, 5, 12) with n_heads = 3", "stage 'q_heads'", "`q_heads` has shape (2, 5, 3, 4)", "add .transpose(1, 2)"]),
+    ("q_heads-no-transpose", _walk_with(q_heads=lambda s, x, ws, H: s["q"].unflatten(-1, (H, -1))), ["on x (2, 5, 12) with n_heads = 3", "stage 'q_heads'", "`q_heads` should have shape (2, 3, 5, 4); got (2, 5, 3, 4)", "add .transpose(1, 2)"]),
     ("q_heads-wrong-axis", _walk_as(split=lambda t, H: t.reshape(t.shape[0], H, t.shape[1], -1)), ["stage 'q_heads'", "wrong axis"]),
     ("q_heads-interleaved", _walk_as(split=lambda t, H: t.unflatten(-1, (-1, H)).permute(0, 3, 1, 2)), ["stage 'q_heads'", "every h-th feature"]),
     ("q-nn.Linear-convention", _walk_as(project=lambda x, w: x @ w.T), ["stage 'q'", "x @ w_q.T"]),
@@ -419,13 +419,13 @@ WRONG_WALKS = _cases([
     ("scores-divided-by-d_k", _walk_as(scale=lambda raw, d_k, D: raw / d_k), ["stage 'scores'", "divided by d_k = 4"]),
     ("scores-after-softmax", _walk_with(scores=lambda s, x, ws, H: s["scores"].softmax(-1)), ["stage 'scores'", "after the softmax"]),
     ("scores-queries-twice", _walk_with(scores=lambda s, x, ws, H: s["q_heads"] @ s["q_heads"].transpose(-2, -1) / 2), ["stage 'scores'", "compare x @ w_q with x @ w_q"]),
-    ("scores-no-heads", _walk_with(scores=lambda s, x, ws, H: s["scores"].mean(1)), ["stage 'scores'", "`scores` has shape (2, 5, 5)", "one T x T score matrix per head"]),
+    ("scores-no-heads", _walk_with(scores=lambda s, x, ws, H: s["scores"].mean(1)), ["stage 'scores'", "`scores` should have shape (2, 3, 5, 5); got (2, 5, 5)", "one T x T score matrix per head"]),
     ("heads-no-softmax", _walk_as(weigh=lambda s: s), ["stage 'heads'", "no softmax"]),
     ("heads-softmax-over-queries", _walk_as(weigh=lambda s: s.softmax(dim=-2)), ["stage 'heads'", "each column sums to 1"]),
     ("heads-from-the-keys", _walk_as(values="k"), ["stage 'heads'", "applied to x @ w_k", "the values are x @ w_v"]),
-    ("heads-are-the-weights", _walk_with(heads=lambda s, x, ws, H: s["scores"].softmax(-1)), ["stage 'heads'", "`heads` has shape (2, 3, 5, 5)", "those are the weights"]),
+    ("heads-are-the-weights", _walk_with(heads=lambda s, x, ws, H: s["scores"].softmax(-1)), ["stage 'heads'", "`heads` should have shape (2, 3, 5, 4); got (2, 3, 5, 5)", "those are the weights"]),
     ("concat-no-transpose", _walk_as(merge=lambda h: h.reshape(h.shape[0], h.shape[2], -1)), ["stage 'concat'", "not moved back"]),
-    ("concat-wrong", _walk_with(concat=lambda s, x, ws, H: s["heads"].flatten(-2)), ["stage 'concat'", "`concat` has shape (2, 3, 20)", "along the features"]),
+    ("concat-wrong", _walk_with(concat=lambda s, x, ws, H: s["heads"].flatten(-2)), ["stage 'concat'", "`concat` should have shape (2, 5, 12); got (2, 3, 20)", "along the features"]),
     ("output-no-W_O", _walk_with(output=lambda s, x, ws, H: s["concat"]), ["stage 'output'", "multiply it by W^O"]),
     ("output-w_o.T", _walk_with(output=lambda s, x, ws, H: s["concat"] @ ws[3].T), ["stage 'output'", "concat @ w_o.T"]),
     ("output-doubled", _walk_with(output=lambda s, x, ws, H: 2 * s["concat"] @ ws[3]), ["stage 'output'", "is 2 times what it should be", "concat @ w_o"]),

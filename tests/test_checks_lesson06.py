@@ -190,7 +190,7 @@ def test_a_list_of_one_count_is_accepted_but_a_pair_is_not_6_3():
     one = check("6.3", lambda d, f, bias=True: [ffn_parameters(d, f, bias)])
     assert one.status == PASSED, one.message
     pair = check("6.3", lambda d, f, bias=True: (2 * d * f, d + f))
-    assert pair.status == FAILED and "returned shape (2,); return one number" in pair.message
+    assert pair.status == FAILED and "should be one number; got shape (2,)" in pair.message
 
 
 def _block(attention=None, ffn=None, norms=None):

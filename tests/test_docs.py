@@ -166,3 +166,31 @@ def test_the_readme_opens_with_the_two_commands_and_stays_a_front_page():
     assert len(lines) <= 120, f"README.md has {len(lines)} lines; the rest belongs in docs/"
     headings = re.findall(r"^## (.+)$", prose(text(README)), re.M)
     assert headings[:3] == ["The lessons", "What a check looks like", "Where to go next"]
+
+
+def test_the_guides_example_exercise_checks_what_the_guide_says():
+    """docs/maintaining.md's exercise 5.7, its check block run as written: the model answer of
+    step 1 passes, each typical mistake of step 3 fails with its words, and the message shown
+    for a forgotten 2π is what the check prints."""
+    import math
+
+    from course_lib.checks import _core, lesson05
+
+    guide = text(ROOT / "docs" / "maintaining.md")
+    walk = guide[guide.index("## Adding an exercise") : guide.index("## Writing a check")]
+    lesson, block, shown, tests = FENCE.findall(walk)[:4]
+    space = {**vars(lesson05), "__name__": "docs_example"}  # registered apart from lesson 5
+    try:
+        exec(block, space)
+        exercise = space["wavelengths"]
+        answer = {"math": math}
+        exec(lesson.split("# %%\n")[1].replace("    # BEGIN SOLUTION\n", ""), answer)
+        assert exercise.run(answer["wavelength"]).passed
+        mistakes = re.findall(r'"5\.7", \((lambda .*?),\), (\[.*?\])\)', tests)
+        assert len(mistakes) == 2, mistakes
+        for wrong, words in mistakes:
+            result = exercise.run(eval(wrong, {"math": math}))
+            assert not result.passed and all(w in result.message for w in eval(words)), result
+        assert f"{exercise.run(lambda i, d: 10000 ** (2 * i / d))}\n" == shown
+    finally:
+        _core._DECLARED.pop("docs_example", None)

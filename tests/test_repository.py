@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from course_tools import repository
+from course_tools import authoring, repository
 
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
@@ -129,3 +129,16 @@ def test_the_lessons_titles_are_their_headings():
     assert titles["lessons/03_scaled_dot_product_attention.ipynb"] == (
         "Lesson 3 · Scaled dot-product attention"
     )
+
+
+def test_authoring_links_names_a_page_problem_without_a_traceback(tmp_path, capsys):
+    page = tmp_path / "notes.md"
+    page.write_text("no table here\n", encoding="utf-8")
+    with pytest.raises(SystemExit) as stop:
+        authoring.main(["links", "--pages", str(page), "--lessons", str(tmp_path)])
+    assert stop.value.code == 2
+    error = capsys.readouterr().err
+    assert "should hold the table of hosted notebooks" in error and "Traceback" not in error
+    with pytest.raises(SystemExit):
+        authoring.main(["links", "--pages", str(tmp_path / "missing.md")])
+    assert "missing.md" in capsys.readouterr().err

@@ -14,10 +14,11 @@ course convention: boolean, True = may attend.
 
 Families: attention weights (:func:`weight_mistakes`, :func:`softmax_mistakes`,
 :func:`mask_mistakes`, :func:`output_mistakes`), a softmax written by hand
-(:func:`stable_softmax_mistakes`), the positional encoding table (:func:`positional_mistakes`),
+(:func:`stable_softmax_mistakes`), the positional encoding table (:func:`positional_mistakes`,
+:func:`row_zero_off`),
 the type and shape of what a function returns (:func:`tensor_pair`, :func:`array_pair`,
-:func:`expect_returned`, :func:`expect_tensor`, :func:`expect_array`, :func:`expect_mask`,
-:func:`shape_mistake`), one number (:func:`match_number`), what a softmax's result is mistaken
+:func:`expect_returned`, :func:`expect_tensor`, :func:`expect_array`, :func:`expect_mask`),
+one number (:func:`match_number`), what a softmax's result is mistaken
 for (:func:`softmax_confusions`), a crash on shapes (:func:`keepdims_tip`), what a function
 takes (:func:`expect_parameters`) and counts (:func:`expect_count`, :func:`count_slip`). The
 reference computations they build on (:func:`softmax`, :func:`masked`, :func:`attend`,
@@ -31,7 +32,7 @@ import numpy as np
 import torch
 
 from ._core import DIFFERENCE, MISTAKE, TYPE, Mismatch
-from ._tensors import as_tensor
+from ._tensors import as_tensor, diagnose, fmt
 
 NEG_INF = float("-inf")
 
@@ -123,18 +124,13 @@ def weight_mistakes(scores, d_k: int, mask=None, scaled_by=()) -> list:
     """
     root = math.sqrt(d_k)
     mistakes = [
-        (
-            attend(scores, mask),
-            "the scores are not scaled: divide QKᵀ by √d_k "
-            f"(here √{d_k} ≈ {root:.2f}) before the softmax.",
-        ),
-        (
-            attend(scores / d_k, mask),
-            f"you divided by d_k = {d_k}; divide by its square root, √d_k ≈ {root:.2f}.",
-        ),
+        (attend(scores, mask), "the scores are not scaled: divide QKᵀ by √d_k "
+         f"(here √{d_k} ≈ {root:.2f}) before the softmax."),
+        (attend(scores / d_k, mask),
+         f"you divided by d_k = {d_k}; divide by its square root, √d_k ≈ {root:.2f}."),
         (attend(scores * root, mask), "you multiplied by √d_k; divide by it."),
         *softmax_mistakes(scores / root, mask),
-    ]
+    ]  # fmt: skip
     for width, what in scaled_by:
         if width is not None and width != d_k:
             message = (
@@ -149,25 +145,14 @@ def softmax_mistakes(scaled, mask=None) -> list:
     """What goes wrong between the scaled scores and the weights: the axis, the softmax
     itself, and (given a mask) every way to misapply the mask."""
     mistakes = [
-        (
-            attend(scaled, mask, axis=-2),
-            _say(
-                scaled,
-                "the weights don't sum to 1 over the last axis (each column sums to 1 instead): "
-                "softmax over dim=-1, the keys.",
-                "each column of weights sums to 1: softmax over the keys, axis=-1 "
-                "(one row per query).",
-            ),
-        ),
-        (
-            scaled,
-            _say(
-                scaled,
-                "these are the scaled scores: the softmax (over dim=-1) turns them into weights.",
-                "these are the scaled scores: the softmax turns them into weights.",
-            ),
-        ),
-    ]
+        (attend(scaled, mask, axis=-2), _say(scaled,
+         "the weights don't sum to 1 over the last axis (each column sums to 1 instead): "
+         "softmax over dim=-1, the keys.",
+         "each column of weights sums to 1: softmax over the keys, axis=-1 (one row per query).")),
+        (scaled, _say(scaled,
+         "these are the scaled scores: the softmax (over dim=-1) turns them into weights.",
+         "these are the scaled scores: the softmax turns them into weights.")),
+    ]  # fmt: skip
     return mistakes if mask is None else mistakes + mask_mistakes(scaled, mask)
 
 
@@ -183,24 +168,15 @@ def mask_mistakes(scaled, mask) -> list:
     )
     minus_inf = _say(scaled, "float('-inf')", "-np.inf")
     return [
-        (
-            softmax(scaled),
-            f"the mask had no effect: fill the scores where the mask is False with {minus_inf} "
-            "before the softmax.",
-        ),
+        (softmax(scaled), "the mask had no effect: fill the scores where the mask is False "
+         f"with {minus_inf} before the softmax."),
         (attend(scaled, ~mask), inverted),
         (attend(scaled, ~mask, fill=-1e9), inverted),
-        (
-            softmax(scaled) * mask,
-            "rows don't sum to 1: the mask was applied after the softmax. Mask the scores "
-            "first, then take the softmax.",
-        ),
-        (
-            attend(scaled, mask, fill=0.0),
-            "masked scores were set to 0, but e⁰ = 1 still gets weight: fill them with "
-            f"{minus_inf}.",
-        ),
-    ]
+        (softmax(scaled) * mask, "rows don't sum to 1: the mask was applied after the "
+         "softmax. Mask the scores first, then take the softmax."),
+        (attend(scaled, mask, fill=0.0), "masked scores were set to 0, but e⁰ = 1 still gets "
+         f"weight: fill them with {minus_inf}."),
+    ]  # fmt: skip
 
 
 def output_mistakes(scaled, v) -> list:
@@ -221,40 +197,24 @@ def stable_softmax_mistakes(x) -> list:
     with np.errstate(all="ignore"):
         shifted = exp(x - _max(x, -1))
         everywhere = exp(x - _max(x, None))
+        by_column = exp(x - _max(x, 0))
         mistakes = [
-            (
-                exp(x) / _sum(exp(x), -1),
-                f"not stable: for large inputs {_say(x, 'torch.exp', 'np.exp')} overflows "
-                "(e^1000 = inf, and inf/inf = NaN) or underflows to 0/0. Subtract each row's "
-                "maximum first; it cancels in the ratio.",
-            ),
-            (
-                everywhere / _sum(everywhere, -1),
-                "you subtracted the maximum of the whole array: a row far below it underflows "
-                f"to 0/0. Subtract each row's own maximum, x.max({axis}=-1, {keep}).",
-            ),
-            (
-                exp(x - _max(x, 0)) / _sum(exp(x - _max(x, 0)), -1),
-                "you subtracted each column's maximum: the shift must be the same along a row, "
-                f"x.max({axis}=-1, {keep}).",
-            ),
-            (
-                softmax(x, axis=0),
-                f"each column sums to 1: the softmax runs along each row ({axis}=-1), one row "
-                "per query.",
-            ),
-            (
-                everywhere / _sum(everywhere, None),
-                "the whole array sums to 1: normalise each row on its own, "
-                f".sum({axis}=-1, {keep}).",
-            ),
+            (exp(x) / _sum(exp(x), -1), f"not stable: for large inputs "
+             f"{_say(x, 'torch.exp', 'np.exp')} overflows (e^1000 = inf, and inf/inf = NaN) or "
+             "underflows to 0/0. Subtract each row's maximum first; it cancels in the ratio."),
+            (everywhere / _sum(everywhere, -1), "you subtracted the maximum of the whole array: "
+             "a row far below it underflows to 0/0. Subtract each row's own maximum, "
+             f"x.max({axis}=-1, {keep})."),
+            (by_column / _sum(by_column, -1), "you subtracted each column's maximum: the shift "
+             f"must be the same along a row, x.max({axis}=-1, {keep})."),
+            (softmax(x, axis=0), f"each column sums to 1: the softmax runs along each row "
+             f"({axis}=-1), one row per query."),
+            (everywhere / _sum(everywhere, None), "the whole array sums to 1: normalise each "
+             f"row on its own, .sum({axis}=-1, {keep})."),
             (shifted, "the exponentials are not normalised: divide each by its row's sum."),
-            (
-                shifted / _sum(shifted, 0),
-                f"you divided by each column's sum ({axis}=0): each row must sum to 1, so "
-                f"divide by .sum({axis}=-1, {keep}).",
-            ),
-        ]
+            (shifted / _sum(shifted, 0), f"you divided by each column's sum ({axis}=0): each "
+             f"row must sum to 1, so divide by .sum({axis}=-1, {keep})."),
+        ]  # fmt: skip
         if x.shape[0] == x.shape[1]:  # without keepdims a square input broadcasts silently
             flat = exp(x - _max(x, -1, keep=False))
             no_keepdims = (
@@ -295,115 +255,92 @@ def positional_mistakes(pos, d_model: int) -> list:
     instead of divided, the angles in degrees, and sines in every column.
     """
     sin, cos = (torch.sin, torch.cos) if _torch(pos) else (np.sin, np.cos)
+    cat = torch.cat if _torch(pos) else np.concatenate
     i, j = _index(pos, d_model // 2), _index(pos, d_model)  # pairs, and columns
-    power = 2 * i / d_model
-    angle = pos / 10000.0**power
+    angle = pos / 10000.0 ** (2 * i / d_model)
 
     def per_column(exponent):  # every column its own exponent, still sin, cos, sin, ...
         own = pos / 10000.0**exponent
         return _interleave(sin(own[..., 0::2]), cos(own[..., 1::2]))
 
     return [
-        *_pairing_slips(pos, angle),
-        (
-            _sin_cos(pos / 10000.0 ** (i / d_model)),
-            _say(
-                pos,
-                "the exponent is i/d_model where the formula has 2i/d_model (i counts the "
-                "(sin, cos) pairs): torch.arange(0, d_model, 2) / d_model gives 2i/d_model.",
-                "the exponent is i/d_model; the paper's is 2i/d_model (i counts pairs), so the "
-                "wavelengths run from 2π up to 10000·2π.",
-            ),
-        ),
-        (
-            per_column(j / d_model),
-            _say(
-                pos,
-                "each column used its own index in the exponent: a cos column must share the "
-                "frequency of the sin column before it (exponent 2i/d_model for both columns "
-                "2i and 2i+1).",
-                "each column got its own exponent j/d_model: a (sin, cos) pair shares one "
-                "angle, so column 2i+1 uses the exponent 2i/d_model of column 2i.",
-            ),
-        ),
-        (
-            per_column(2 * j / d_model),
-            "the exponent uses the column index: in 2i/d_model, i counts (sin, cos) pairs, not "
-            "columns.",
-        ),
-        *_positional_slips(pos, d_model),
-    ]
+        (_interleave(cos(angle), sin(angle)), _say(pos,
+         "sin and cos are swapped: even dimensions 2i hold sin, odd ones 2i+1 hold cos.",
+         "sin and cos are swapped: sin goes in the even columns (0, 2, ...), cos in the odd "
+         "ones, so row 0 is [0, 1, 0, 1, ...].")),
+        (cat([sin(angle), cos(angle)], -1), _say(pos,
+         "the table is [all sines | all cosines] in two halves; the paper interleaves them: "
+         "column 2i is sin, column 2i+1 is cos of the same angle (pe[:, 0::2] = ..., "
+         "pe[:, 1::2] = ...).",
+         "the sines fill the first half and the cosines the second; the paper interleaves "
+         "them: sin in column 2i, cos in column 2i+1.")),
+        (_sin_cos(pos / 10000.0 ** (i / d_model)), _say(pos,
+         "the exponent is i/d_model where the formula has 2i/d_model (i counts the (sin, cos) "
+         "pairs): torch.arange(0, d_model, 2) / d_model gives 2i/d_model.",
+         "the exponent is i/d_model; the paper's is 2i/d_model (i counts pairs), so the "
+         "wavelengths run from 2π up to 10000·2π.")),
+        (per_column(j / d_model), _say(pos,
+         "each column used its own index in the exponent: a cos column must share the "
+         "frequency of the sin column before it (exponent 2i/d_model for both columns 2i and "
+         "2i+1).",
+         "each column got its own exponent j/d_model: a (sin, cos) pair shares one angle, so "
+         "column 2i+1 uses the exponent 2i/d_model of column 2i.")),
+        (per_column(2 * j / d_model), "the exponent uses the column index: in 2i/d_model, i "
+         "counts (sin, cos) pairs, not columns."),
+        *_positional_slips(pos, d_model, angle),
+    ]  # fmt: skip
 
 
-def _pairing_slips(pos, angle) -> list:
-    """sin and cos swapped, or in two halves rather than interleaved."""
-    sin, cos = (torch.sin, torch.cos) if _torch(pos) else (np.sin, np.cos)
-    cat = torch.cat if _torch(pos) else np.concatenate
-    return [
-        (
-            _interleave(cos(angle), sin(angle)),
-            _say(
-                pos,
-                "sin and cos are swapped: even dimensions 2i hold sin, odd ones 2i+1 hold cos.",
-                "sin and cos are swapped: sin goes in the even columns (0, 2, ...), cos in the "
-                "odd ones, so row 0 is [0, 1, 0, 1, ...].",
-            ),
-        ),
-        (
-            cat([sin(angle), cos(angle)], -1),
-            _say(
-                pos,
-                "the table is [all sines | all cosines] in two halves; the paper interleaves "
-                "them: column 2i is sin, column 2i+1 is cos of the same angle (pe[:, 0::2] = "
-                "..., pe[:, 1::2] = ...).",
-                "the sines fill the first half and the cosines the second; the paper "
-                "interleaves them: sin in column 2i, cos in column 2i+1.",
-            ),
-        ),
-    ]
-
-
-def _positional_slips(pos, d_model: int) -> list:
+def _positional_slips(pos, d_model: int, angle) -> list:
     """The positions from 1, the base 1000, pos multiplied by 10000^(2i/d_model), the angles
     in degrees, and sines in every column."""
     sin = torch.sin if _torch(pos) else np.sin
     power = 2 * _index(pos, d_model // 2) / d_model
-    angle = pos / 10000.0**power
     trig = _say(pos, "torch.sin and torch.cos", "np.sin and np.cos")
     return [
-        (
-            positional_table(pos + 1, d_model),
-            _say(
-                pos,
-                "the positions start at 1: the first row is position 0, so PE(0) = "
-                "[0, 1, 0, 1, ...]. Use torch.arange(max_len).",
-                "the positions start at 1; they start at 0, so row 0 is [0, 1, 0, 1, ...].",
-            ),
-        ),
-        (
-            _sin_cos(pos / 1000.0**power),
-            "the base is 1000; the paper uses 10000 (wavelengths from 2π up to 10000·2π).",
-        ),
-        (
-            _sin_cos(pos * 10000.0**power),
-            _say(
-                pos,
-                "the angle is pos · 10000^(2i/d_model); it should be pos / 10000^(2i/d_model) "
-                "(a negative exponent in the exp form: exp(-2i·ln(10000)/d_model)).",
-                "you multiplied pos by 10000^(2i/d_model); divide by it, so that the "
-                "frequencies fall along the row.",
-            ),
-        ),
-        (
-            _sin_cos(angle * math.pi / 180),
-            f"the angles were taken in degrees; {trig} work in radians: don't convert "
-            "pos / 10000^(2i/d_model).",
-        ),
-        (
-            _interleave(sin(angle), sin(angle)),
-            "every column is a sine: the odd columns 2i+1 hold cos.",
-        ),
-    ]
+        (positional_table(pos + 1, d_model), _say(pos,
+         "the positions start at 1: the first row is position 0, so PE(0) = [0, 1, 0, 1, ...]. "
+         "Use torch.arange(max_len).",
+         "the positions start at 1; they start at 0, so row 0 is [0, 1, 0, 1, ...].")),
+        (_sin_cos(pos / 1000.0**power),
+         "the base is 1000; the paper uses 10000 (wavelengths from 2π up to 10000·2π)."),
+        (_sin_cos(pos * 10000.0**power), _say(pos,
+         "the angle is pos · 10000^(2i/d_model); it should be pos / 10000^(2i/d_model) (a "
+         "negative exponent in the exp form: exp(-2i·ln(10000)/d_model)).",
+         "you multiplied pos by 10000^(2i/d_model); divide by it, so that the frequencies fall "
+         "along the row.")),
+        (_sin_cos(angle * math.pi / 180), f"the angles were taken in degrees; {trig} work in "
+         "radians: don't convert pos / 10000^(2i/d_model)."),
+        (_interleave(sin(angle), sin(angle)),
+         "every column is a sine: the odd columns 2i+1 hold cos."),
+    ]  # fmt: skip
+
+
+def row_zero_off(got, d_model: int, atol: float = 1e-4) -> str | None:
+    """What the row of position 0 of a positional table ``got`` (the right shape) is, when it
+    is more than ``atol`` off [0, 1, 0, 1, ...] (sin 0, cos 0); else None. Lessons 5 and 8
+    start their message on a table far off with it: a slip there is the first to fix."""
+    got = as_tensor("pe", got)
+    if torch.allclose(got[0], torch.arange(d_model).remainder(2).double(), atol=atol, rtol=0):
+        return None
+    return (
+        f"the row of position 0 is {fmt(got[0, :6])}{' ...' if d_model > 6 else ''}; it should "
+        "be [0, 1, 0, 1, ...]: sin 0 = 0 in the even columns, cos 0 = 1 in the odd ones"
+    )
+
+
+# Judging a function case by case -----------------------------------------------------------------
+
+
+def judge_each(name: str, cases, run, reference, mistakes, explain=None, atol=1e-4) -> None:
+    """Judge what the learner's function gives on each case ``(during, *args)``: ``run(during,
+    *args)`` calls it and returns its answer, which ``diagnose`` compares with
+    ``reference(*args)``, by the typical mistakes ``mistakes(*args)``, then by ``explain(got,
+    *args)``, a sentence naming what is off (or None), then by where it is off."""
+    for during, *args in cases:
+        got = run(during, *args)
+        why = explain and (lambda got, args=args: explain(got, *args))
+        diagnose(name, got, reference(*args), mistakes(*args), atol, during=during, explain=why)
 
 
 # What a function returns: its type and shape --------------------------------------------------
@@ -473,8 +410,8 @@ def expect_returned(name: str, value):
 
 
 def expect_tensor(name: str, x) -> torch.Tensor:
-    """``x`` if it is a torch tensor: a numpy array, a list or None is refused."""
-    if not isinstance(x, torch.Tensor):
+    """``x`` if it is a torch tensor: None (no ``return``), a numpy array or a list is refused."""
+    if not isinstance(expect_returned(name, x), torch.Tensor):
         raise Mismatch(f"{name} should return a torch.Tensor; got {type(x).__name__}", TYPE)
     return x
 
@@ -483,7 +420,7 @@ def expect_mask(name: str, x) -> torch.Tensor:
     """``x`` if it is a boolean torch tensor, the course's masks (True = may attend); else how
     to make it one: a 0/1 mask compares with 1, an additive one (0 where a query may attend,
     -inf or -1e9 where not, PyTorch's other form) with 0."""
-    if expect_tensor(name, expect_returned(name, x)).dtype == torch.bool:
+    if expect_tensor(name, x).dtype == torch.bool:
         return x
     values = set(x.unique().tolist()) if x.is_floating_point() else set()
     if 0.0 in values and len(values) > 1 and max(values) <= 0:
@@ -498,18 +435,6 @@ def expect_mask(name: str, x) -> torch.Tensor:
         "Use dtype=torch.bool, or compare a mask of 1s and 0s: `... == 1`.",
         TYPE,
     )
-
-
-def shape_mistake(got: tuple[int, ...], expected: tuple[int, ...]) -> str | None:
-    """What a wrong shape most likely means: transposed, or a batch axis added or missing."""
-    got, expected = tuple(got), tuple(expected)
-    if len(got) == 2 and got == expected[::-1] != expected:
-        return "transposed?"
-    if got == (1, *expected):
-        return "drop the leading batch axis of size 1."
-    if len(expected) > 1 and got == expected[1:]:
-        return f"the leading batch axis, of size {expected[0]}, is missing."
-    return None
 
 
 # One number, a softmax's result, a crash on shapes --------------------------------------------

@@ -18,61 +18,38 @@ def layer_norm_mistakes(x, gamma, beta, eps: float = 1e-5) -> list:
     """Every typical slip of LayerNorm(x) = γ·(x - μ)/√(σ² + ε) + β over the last axis: the
     eps argument ignored, the unbiased variance, ε missing or outside the root, the variance
     for the standard deviation, no centring or no division, γ and β ignored, swapped or one
-    forgotten (:func:`_affine_mistakes`), statistics over another axis (:func:`_axis_mistakes`)."""
+    forgotten (:func:`_affine_mistakes`), statistics over another axis (:func:`_axis_mistakes`),
+    then the rarer slips of :func:`_formula_slips`."""
     mean, var = _stats(x, -1)
     plain = (x - mean) / _sqrt(var + eps)
     mistakes = [] if eps == 1e-5 else [(layer_norm(x, gamma, beta, 1e-5), _eps_ignored(x, eps))]
     with np.errstate(all="ignore"):  # without ε a constant row gives 0/0, on purpose
         mistakes += [
-            (
-                gamma * (x - mean) / _sqrt(_stats(x, -1, ddof=1)[1] + eps) + beta,
-                _say(
-                    x,
-                    "this uses the unbiased variance (dividing by n - 1, torch.var's default): "
-                    "LayerNorm uses the population variance, unbiased=False.",
-                    "that is the unbiased variance (ddof=1, divide by n - 1); layer norm uses "
-                    "the population variance, np.var's default (divide by n).",
-                ),
-            ),
-            (
-                gamma * (x - mean) / _sqrt(var) + beta,
-                _say(
-                    x,
-                    "ε is missing: divide by √(σ² + ε), which also keeps a constant row from "
-                    "giving 0/0.",
-                    "without ε, a constant row has variance 0 and gives 0/0 = NaN: divide by "
-                    "√(σ² + ε).",
-                ),
-            ),
-            (
-                gamma * (x - mean) / (_sqrt(var) + eps) + beta,
-                _say(
-                    x,
-                    "ε is added outside the square root: divide by √(σ² + ε), not by σ + ε.",
-                    "ε belongs inside the square root: (x - μ) / √(σ² + ε).",
-                ),
-            ),
-            (
-                gamma * (x - mean) / (var + eps) + beta,
-                _say(
-                    x,
-                    "this divides by the variance; divide by the standard deviation √(σ² + ε).",
-                    "you divided by the variance; divide by its square root, the standard "
-                    "deviation √(σ² + ε).",
-                ),
-            ),
-            (
-                gamma * x / _sqrt(var + eps) + beta,
-                "the mean was not subtracted: (x - μ) / √(σ² + ε).",
-            ),
-            (
-                gamma * (x - mean) + beta,
-                "the rows are centred but not scaled: divide by √(σ² + ε).",
-            ),
-        ]
+            (gamma * (x - mean) / _sqrt(_stats(x, -1, ddof=1)[1] + eps) + beta, _say(x,
+             "this uses the unbiased variance (dividing by n - 1, torch.var's default): "
+             "LayerNorm uses the population variance, unbiased=False.",
+             "that is the unbiased variance (ddof=1, divide by n - 1); layer norm uses "
+             "the population variance, np.var's default (divide by n).")),
+            (gamma * (x - mean) / _sqrt(var) + beta, _say(x,
+             "ε is missing: divide by √(σ² + ε), which also keeps a constant row from "
+             "giving 0/0.",
+             "without ε, a constant row has variance 0 and gives 0/0 = NaN: divide by "
+             "√(σ² + ε).")),
+            (gamma * (x - mean) / (_sqrt(var) + eps) + beta, _say(x,
+             "ε is added outside the square root: divide by √(σ² + ε), not by σ + ε.",
+             "ε belongs inside the square root: (x - μ) / √(σ² + ε).")),
+            (gamma * (x - mean) / (var + eps) + beta, _say(x,
+             "this divides by the variance; divide by the standard deviation √(σ² + ε).",
+             "you divided by the variance; divide by its square root, the standard "
+             "deviation √(σ² + ε).")),
+            (gamma * x / _sqrt(var + eps) + beta,
+             "the mean was not subtracted: (x - μ) / √(σ² + ε)."),
+            (gamma * (x - mean) + beta,
+             "the rows are centred but not scaled: divide by √(σ² + ε)."),
+        ]  # fmt: skip
         mistakes += _affine_mistakes(x, plain, gamma, beta)
         mistakes += _axis_mistakes(x, gamma, beta, eps)
-    return mistakes
+    return mistakes + _formula_slips(x, gamma, beta, eps)
 
 
 def _eps_ignored(x, eps: float) -> str:
@@ -86,25 +63,13 @@ def _eps_ignored(x, eps: float) -> str:
 def _affine_mistakes(x, plain, gamma, beta) -> list:
     """γ and β ignored, swapped or one of them forgotten, around the normalised ``plain``."""
     return [
-        (
-            plain,
-            _say(
-                x,
-                "γ and β were ignored: multiply by gamma, then add beta.",
-                "gamma and beta are ignored: return gamma * x̂ + beta.",
-            ),
-        ),
+        (plain, _say(x, "γ and β were ignored: multiply by gamma, then add beta.",
+                     "gamma and beta are ignored: return gamma * x̂ + beta.")),
         (gamma * plain, "β was ignored: add beta after scaling by gamma."),
         (plain + beta, "γ was ignored: multiply by gamma before adding beta."),
-        (
-            beta * plain + gamma,
-            _say(
-                x,
-                "γ and β are swapped: gamma scales, beta shifts.",
-                "gamma and beta are swapped: gamma scales, beta shifts, γ·x̂ + β.",
-            ),
-        ),
-    ]
+        (beta * plain + gamma, _say(x, "γ and β are swapped: gamma scales, beta shifts.",
+         "gamma and beta are swapped: gamma scales, beta shifts, γ·x̂ + β.")),
+    ]  # fmt: skip
 
 
 def _axis_mistakes(x, gamma, beta, eps) -> list:
@@ -118,32 +83,19 @@ def _axis_mistakes(x, gamma, beta, eps) -> list:
         return []
     if not _torch(x):
         return [
-            (
-                over(0),
-                "each column was normalised (axis=0): layer norm normalises each position's "
-                "vector, along the last axis (axis=-1, keepdims=True).",
-            ),
-            (
-                over(None),
-                "you used the mean and variance of the whole array: each row (position) gets "
-                "its own, axis=-1.",
-            ),
-        ]
-    batch = (
-        over(0),
-        "the statistics are over the batch axis (axis 0), as batch norm does; LayerNorm "
-        "normalises each position over its own features, the last axis.",
-    )
-    sequence = (
-        over(-2),
-        "the statistics are over the sequence axis; LayerNorm normalises each position over "
-        "its features, the last axis (dim=-1).",
-    )
-    whole = (
-        over(None),
-        "one mean and variance for the whole tensor: each position needs its own, over the "
-        "last axis with keepdim=True.",
-    )
+            (over(0), "each column was normalised (axis=0): layer norm normalises each "
+             "position's vector, along the last axis (axis=-1, keepdims=True)."),
+            (over(None), "you used the mean and variance of the whole array: each row "
+             "(position) gets its own, axis=-1."),
+        ]  # fmt: skip
+    batch, sequence, whole = [
+        (over(0), "the statistics are over the batch axis (axis 0), as batch norm does; "
+         "LayerNorm normalises each position over its own features, the last axis."),
+        (over(-2), "the statistics are over the sequence axis; LayerNorm normalises each "
+         "position over its features, the last axis (dim=-1)."),
+        (over(None), "one mean and variance for the whole tensor: each position needs its "
+         "own, over the last axis with keepdim=True."),
+    ]  # fmt: skip
     return [batch, sequence, whole] if x.ndim > 2 else [batch, whole]
 
 
@@ -159,104 +111,62 @@ def add_and_norm_mistakes(x, sublayer_out, norm) -> list:
     """
     s = sublayer_out
     return [
-        (
-            norm(s),
-            _say(
-                x,
-                "the residual path is missing: add x to the sub-layer's output before the norm.",
-                "the residual is missing: normalise x + sublayer_out, not sublayer_out alone.",
-            ),
-        ),
-        (
-            norm(x),
-            _say(
-                x,
-                "sublayer(x) was left out: norm(x + sublayer(x)).",
-                "sublayer_out was left out: LayerNorm(x + sublayer_out).",
-            ),
-        ),
-        (
-            x + s,
-            _say(
-                x,
-                "there is no norm: the sum x + sublayer(x) was returned as it is.",
-                "the sum is not normalised: LayerNorm(x + sublayer_out).",
-            ),
-        ),
-        (
-            x + norm(s),
-            _say(
-                x,
-                "the residual is added after the norm: post-norm adds first, then normalises: "
-                "norm(x + sublayer(x)).",
-                "you normalised the sub-layer's output and then added x; post-norm adds first, "
-                "then normalises: LayerNorm(x + sublayer_out).",
-            ),
-        ),
-        (
-            norm(x) + s,
-            _say(
-                x,
-                "the norm was applied to x alone: normalise the sum, norm(x + sublayer(x)).",
-                "you normalised x and then added sublayer_out; post-norm adds first: "
-                "LayerNorm(x + sublayer_out).",
-            ),
-        ),
-    ]
+        (norm(s), _say(x,
+         "the residual path is missing: add x to the sub-layer's output before the norm.",
+         "the residual is missing: normalise x + sublayer_out, not sublayer_out alone.")),
+        (norm(x), _say(x, "sublayer(x) was left out: norm(x + sublayer(x)).",
+                       "sublayer_out was left out: LayerNorm(x + sublayer_out).")),
+        (x + s, _say(x, "there is no norm: the sum x + sublayer(x) was returned as it is.",
+                     "the sum is not normalised: LayerNorm(x + sublayer_out).")),
+        (x + norm(s), _say(x,
+         "the residual is added after the norm: post-norm adds first, then normalises: "
+         "norm(x + sublayer(x)).",
+         "you normalised the sub-layer's output and then added x; post-norm adds first, "
+         "then normalises: LayerNorm(x + sublayer_out).")),
+        (norm(x) + s, _say(x,
+         "the norm was applied to x alone: normalise the sum, norm(x + sublayer(x)).",
+         "you normalised x and then added sublayer_out; post-norm adds first: "
+         "LayerNorm(x + sublayer_out).")),
+    ]  # fmt: skip
 
 
-# More slips, and which part of the formula is off ------------------------------------------
+# Rarer slips, and which part of the formula is off -------------------------------------------
 
 
-def layer_norm_slips(x, gamma, beta, eps: float = 1e-5) -> list:
-    """Slips of LayerNorm(x) = γ·(x - μ)/√(σ² + ε) + β that :func:`layer_norm_mistakes` does
-    not list: the sum for the mean, the standard deviation under the root, (μ - x), β
-    subtracted, a division by γ, ε subtracted, and the mean and the variance over different
-    axes. Try them after :func:`layer_norm_mistakes`."""
+def _formula_slips(x, gamma, beta, eps: float = 1e-5) -> list:
+    """The sum for the mean, the standard deviation under the root, (μ - x), β subtracted, a
+    division by γ, ε subtracted, the numerator missing, the fraction upside down, and the mean
+    and the variance over different axes."""
     mean, var = _stats(x, -1)
     centred, root = x - mean, _sqrt(var + eps)
     keep = _say(x, "dim=-1, keepdim=True", "axis=-1, keepdims=True")
-    total = _sum(x, -1)
     upside_down = "the fraction is upside down: γ·(x - μ)/√(σ² + ε) + β."
     with np.errstate(all="ignore"):  # ε subtracted: a negative root; 1/(x - μ): 1/0
         mistakes = [
-            (
-                gamma * (x - total) / root + beta,
-                f"you subtracted the sum of each row; subtract its mean, x.mean({keep}).",
-            ),
-            (
-                gamma * centred / _sqrt(_sqrt(var) + eps) + beta,
-                "the square root is taken of the standard deviation, √(σ + ε): put the variance "
-                f"σ² = x.var({keep}) under the root.",
-            ),
-            (
-                gamma * -centred / root + beta,
-                "the sign is flipped: the formula has (x - μ), not (μ - x).",
-            ),
+            (gamma * (x - _sum(x, -1)) / root + beta,
+             f"you subtracted the sum of each row; subtract its mean, x.mean({keep})."),
+            (gamma * centred / _sqrt(_sqrt(var) + eps) + beta, "the square root is taken of "
+             f"the standard deviation, √(σ + ε): put the variance σ² = x.var({keep}) under "
+             "the root."),
+            (gamma * -centred / root + beta,
+             "the sign is flipped: the formula has (x - μ), not (μ - x)."),
             (gamma * centred / root - beta, "β is subtracted: add it, γ·x̂ + β."),
             (centred / root / gamma + beta, "you divided by γ; multiply by it, γ·x̂ + β."),
-            (
-                gamma * centred / _sqrt(var - eps) + beta,
-                "ε is subtracted under the root: divide by √(σ² + ε).",
-            ),
+            (gamma * centred / _sqrt(var - eps) + beta,
+             "ε is subtracted under the root: divide by √(σ² + ε)."),
             (gamma / root + beta, "the numerator (x - μ) is missing: γ·(x - μ)/√(σ² + ε) + β."),
             (root / (gamma * centred) + beta, upside_down),
             (gamma / centred / root + beta, upside_down),
-        ]
+        ]  # fmt: skip
     for axis in range(x.ndim - 1):  # the mean and the variance over different axes
         other_mean, other_var = _stats(x, axis)
+        both = f"both go over the last axis ({keep})."
         mistakes += [
-            (
-                gamma * (x - other_mean) / root + beta,
-                f"the mean is taken over axis {axis}, the variance over the last one: both go "
-                f"over the last axis ({keep}).",
-            ),
-            (
-                gamma * centred / _sqrt(other_var + eps) + beta,
-                f"the variance is taken over axis {axis}, the mean over the last one: both go "
-                f"over the last axis ({keep}).",
-            ),
-        ]
+            (gamma * (x - other_mean) / root + beta,
+             f"the mean is taken over axis {axis}, the variance over the last one: {both}"),
+            (gamma * centred / _sqrt(other_var + eps) + beta,
+             f"the variance is taken over axis {axis}, the mean over the last one: {both}"),
+        ]  # fmt: skip
     return mistakes
 
 

@@ -17,22 +17,42 @@ code, a handle the grader calls back into the sandbox with (``course_tools.gradi
 """
 
 import collections
+import contextlib
 import dataclasses
 import functools
 import importlib
-import inspect
 import io
 import types
 
 import numpy as np
 import torch
 from torch import nn
+from torch.nn.modules.linear import NonDynamicallyQuantizableLinear
 
 from ._remote import Learner
 
 MARK = "__course_plain__"  # first item of the tuples that stand for what pickles can't hold
 _SCALARS = (type(None), bool, int, float, complex, str, bytes, torch.dtype, torch.device)
+_LEAVES = (*_SCALARS, torch.Size)
+_TENSORS = (torch.Tensor, nn.Parameter)
 _MAPPINGS = (dict, collections.OrderedDict, collections.defaultdict)
+# The PyTorch layers an answer may be made of: those of ``nn.TransformerEncoder`` (lesson 7's
+# answer) and the plain ones. Each is rebuilt by its own ``__setstate__`` from what the sandbox
+# sends, so the list holds only layers whose state is plain numbers and tensors.
+_LAYERS = frozenset(
+    (nn.Module, nn.Linear, NonDynamicallyQuantizableLinear, nn.LayerNorm, nn.Dropout, nn.ReLU)
+    + (nn.GELU, nn.ModuleList, nn.Sequential, nn.Embedding, nn.MultiheadAttention)
+    + (nn.TransformerEncoderLayer, nn.TransformerEncoder)
+)
+_HOOKS = ("_forward_hooks", "_forward_pre_hooks", "_backward_hooks", "_state_dict_hooks")
+# What ``torch.max(x, dim)`` and its like return.
+_NAMED_RESULTS = frozenset(
+    c for c in vars(torch.return_types).values() if isinstance(c, type) and issubclass(c, tuple)
+)
+# What ``loads`` may build besides tensors: the layers, the activations they hold, and a set
+# (of a layer's non-persistent buffers: torch < 2.6 asks for it).
+_ACTIVATIONS = [getattr(nn.functional, n) for n in ("relu", "gelu", "silu", "tanh", "sigmoid")]
+_ALLOWED = [*_LAYERS, *_ACTIVATIONS, *_NAMED_RESULTS, set]
 _CODE = (types.FunctionType, types.BuiltinFunctionType, types.MethodType, functools.partial, type)
 PLAIN = "plain data (tensors, arrays, numbers and strings, or lists, tuples and dicts of them)"
 
@@ -55,34 +75,30 @@ def is_code(x) -> bool:
 
 def problem(x, name: str) -> str | None:
     """Why the answer ``name`` is not plain data or code (None if it is), as a message."""
-    what = _first_problem(x, depth=0)
-    if what is None:
+    if (what := _first_problem(x, depth=0)) is None:  # "" from a sandbox is still a problem
         return None
     return f"`{name}` holds {what}; an answer must be {PLAIN}, or a function."
 
 
 def _first_problem(x, depth: int) -> str | None:
+    kind = type(x)
     if isinstance(x, NotPlain):
         return x.what
     if depth > 20:
         return "containers nested more than 20 deep"
-    kind = type(x)
-    if kind in _SCALARS or kind is torch.Size or is_code(x):
+    if kind in _LEAVES or kind in _TENSORS or is_code(x) or _plain_numpy(x):
         return None
-    if isinstance(x, torch.Tensor):
-        plain = kind in (torch.Tensor, nn.Parameter)
-        return None if plain else f"a value of type {kind.__name__}, a subclass of torch.Tensor"
-    if isinstance(x, np.ndarray | np.generic):
-        plain = _plain_numpy(x)
-        return None if plain else f"a value of type {kind.__name__}, not a plain numpy array"
-    if kind in (list, tuple) or _record(kind):
-        return next(filter(None, (_first_problem(item, depth + 1) for item in x)), None)
     if kind in _MAPPINGS:
-        items = (p for key, value in x.items() for p in (key, value))
-        return next(filter(None, (_first_problem(item, depth + 1) for item in items)), None)
-    if _ours(kind):
-        return _first_problem(_fields(x), depth + 1)
-    return f"a value of type {kind.__name__}, {_kind_of(kind)}"
+        parts = [part for item in x.items() for part in item]
+    elif kind in (list, tuple) or _record(kind):
+        parts = x
+    elif _ours(kind):
+        parts = list(_fields(x).values())
+    elif isinstance(x, np.ndarray | np.generic):  # np.matrix, np.memmap, an array of objects
+        return f"a value of type {kind.__name__}, not a plain numpy array"
+    else:
+        return f"a value of type {kind.__name__}, {_kind_of(kind)}"
+    return next(filter(None, (_first_problem(part, depth + 1) for part in parts)), None)
 
 
 def _plain_numpy(x) -> bool:
@@ -110,9 +126,9 @@ def _record(kind: type) -> bool:
 
 
 def _kind_of(kind: type) -> str:
-    for base in (torch.Tensor, np.ndarray, str, int, float, list, tuple, dict):
+    for base in (torch.Tensor, str, int, float, list, tuple, dict):
         if issubclass(kind, base):
-            return f"a subclass of {base.__name__}"
+            return f"a subclass of {'torch.' * (base is torch.Tensor)}{base.__name__}"
     return "an object of its own class"
 
 
@@ -123,12 +139,12 @@ def encode(x, register, depth: int = 0):
     """``x`` as :func:`dumps` can write it: plain data as it is (tensors detached, on the CPU),
     arrays as their bytes, code as ``register(x)`` (a marker of the caller's), and anything
     else as a :class:`NotPlain` marker. Runs inside the sandbox."""
-    kind = type(x)
+    kind, part = type(x), functools.partial(encode, register=register, depth=depth + 1)
     if depth > 20:
         return (MARK, "not plain", "containers nested more than 20 deep")
-    if kind in _SCALARS or kind is torch.Size or _builtin_module(x):
+    if kind in _LEAVES or _builtin_module(x):
         return x
-    if kind in (torch.Tensor, nn.Parameter):
+    if kind in _TENSORS:
         return x.detach().cpu().clone()
     if is_code(x):
         return register(x)
@@ -137,31 +153,22 @@ def encode(x, register, depth: int = 0):
         shape = array.shape if kind is np.ndarray else None
         return (MARK, "numpy", array.dtype.str, shape, array.tobytes())
     marker = kind is tuple and x and type(x[0]) is str and x[0] == MARK  # not the learner's to make
-    if kind in (list, tuple) and not marker:
-        return kind(encode(item, register, depth + 1) for item in x)
-    if _record(kind):  # PyTorch's named results keep their type; any other is a plain tuple
-        items = tuple(encode(item, register, depth + 1) for item in x)
-        return kind(items) if kind in _named_results() else items
+    if (kind in (list, tuple) and not marker) or _record(kind):
+        items = tuple(map(part, x))
+        # PyTorch's named results keep their type; any other named tuple crosses as a tuple
+        return list(items) if kind is list else kind(items) if kind in _NAMED_RESULTS else items
     if kind in _MAPPINGS:  # an OrderedDict or a defaultdict crosses as a dict
-        return {
-            encode(k, register, depth + 1): encode(v, register, depth + 1) for k, v in x.items()
-        }
+        return {part(k): part(v) for k, v in x.items()}
     if _ours(kind):
-        fields = encode(_fields(x), register, depth + 1)
-        return (MARK, "data class", kind.__module__, kind.__qualname__, fields)
+        return (MARK, "data class", kind.__module__, kind.__qualname__, part(_fields(x)))
     return (MARK, "not plain", _first_problem(x, depth) or f"a value of type {kind.__name__}")
 
 
 def _builtin_module(x) -> bool:
-    """An ``nn.Module`` made of PyTorch's own layers only (``nn.TransformerEncoder``, ...)."""
-    if not isinstance(x, nn.Module):
-        return False
-    return all(type(m) in _layers() for m in x.modules()) and not _hooked(x)
-
-
-def _hooked(module: nn.Module) -> bool:
-    hooks = ("_forward_hooks", "_forward_pre_hooks", "_backward_hooks", "_state_dict_hooks")
-    return any(getattr(m, h, None) for m in module.modules() for h in hooks)
+    """An ``nn.Module`` of PyTorch's own layers only (``nn.TransformerEncoder``), unhooked."""
+    return isinstance(x, nn.Module) and all(
+        type(m) in _LAYERS and not any(getattr(m, h, None) for h in _HOOKS) for m in x.modules()
+    )
 
 
 def dumps(x) -> bytes:
@@ -174,7 +181,7 @@ def loads(data: bytes, register) -> object:
     """What :func:`dumps` wrote, read without running any code it names: tensors, containers
     and the PyTorch layers an answer may be; markers become arrays, :class:`NotPlain` or
     ``register(...)``. A ValueError if it holds more than a million values."""
-    with torch.serialization.safe_globals(_allowed()):
+    with torch.serialization.safe_globals(_ALLOWED):
         value = torch.load(io.BytesIO(data), weights_only=True)
     return _Reader(register).read(value, depth=0)
 
@@ -200,15 +207,11 @@ class _Reader:
             return _marker(x, self)
         if kind in (list, tuple):
             return kind(map(read, x))
-        if kind in _named_results():
+        if kind in _NAMED_RESULTS:
             return kind(tuple(map(read, x)))
         if kind is dict:
             return {read(k): read(v) for k, v in x.items()}
-        if (
-            kind in _SCALARS
-            or kind in (torch.Size, torch.Tensor, nn.Parameter)
-            or _builtin_module(x)
-        ):
+        if kind in _LEAVES or kind in _TENSORS or _builtin_module(x):
             return x
         return NotPlain(f"a value of type {kind.__name__}")  # not written by encode: refuse it
 
@@ -229,44 +232,13 @@ def _marker(x, reader: _Reader):
 def _data_class(module: str, name: str, fields, reader: _Reader):
     """One of course_lib's data classes, rebuilt from its fields: only a class of course_lib's
     own modules is ever imported for it."""
-    try:
-        known = isinstance(module, str) and module.startswith("course_lib.")
-        kind = getattr(importlib.import_module(module), str(name), None) if known else None
-    except ImportError:
-        kind = None
-    if kind is None or not isinstance(kind, type) or not _ours(kind) or type(fields) is not dict:
+    kind = None
+    if isinstance(module, str) and module.startswith("course_lib.") and type(fields) is dict:
+        with contextlib.suppress(ImportError):
+            kind = getattr(importlib.import_module(module), str(name), None)
+    if not (isinstance(kind, type) and _ours(kind)):
         return NotPlain(f"a value of type {name}")
     try:
         return kind(**{k: reader.read(v, depth=1) for k, v in fields.items()})
     except TypeError as e:
         return NotPlain(f"a {name} that could not be rebuilt ({e})")
-
-
-@functools.cache
-def _layers() -> frozenset:
-    """The PyTorch layers an answer may be made of: those of ``nn.TransformerEncoder`` (lesson
-    7's answer) and the plain ones. Each is rebuilt by its own ``__setstate__`` from what the
-    sandbox sends, so the list holds only layers whose state is plain numbers and tensors."""
-    from torch.nn.modules.linear import NonDynamicallyQuantizableLinear
-
-    return frozenset(
-        (nn.Module, nn.Linear, NonDynamicallyQuantizableLinear, nn.LayerNorm, nn.Dropout)
-        + (nn.ReLU, nn.GELU, nn.ModuleList, nn.Sequential, nn.Embedding)
-        + (nn.MultiheadAttention, nn.TransformerEncoderLayer, nn.TransformerEncoder)
-    )
-
-
-@functools.cache
-def _named_results() -> frozenset:
-    """``torch.return_types``: what ``torch.max(x, dim)`` and its like return."""
-    found = (getattr(torch.return_types, n) for n in dir(torch.return_types))
-    return frozenset(c for c in found if inspect.isclass(c) and issubclass(c, tuple))
-
-
-@functools.cache
-def _allowed() -> list:
-    """What ``loads`` may build besides tensors: PyTorch's layers and the activations they hold."""
-    functional = nn.functional
-    activations = [getattr(functional, n) for n in ("relu", "gelu", "silu", "tanh", "sigmoid")]
-    # A layer's state holds a set (of its non-persistent buffers); torch < 2.6 asks for it.
-    return [*_layers(), *activations, *_named_results(), set]

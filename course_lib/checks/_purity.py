@@ -1,93 +1,82 @@
 """A check leaves the learner's session as it found it.
 
-Checks run in the learner's kernel, between cells whose results must not depend on whether
-a check ran. Yet checks build models (whose initialisation draws from torch's global random
-generator), seed that generator for a reproducible reference, and call the learner's
-functions, which may draw random numbers, change the default dtype or grad mode, or write
-into their inputs. Rather than trust every ``verify`` to tidy up after itself,
-``Exercise.run`` runs them all inside :func:`untouched`, which records what a check could
-change and puts it back, whatever the outcome.
+Checks run in the learner's kernel, between cells whose results must not depend on whether a
+check ran. Yet checks build models (drawing from torch's global random generator), seed that
+generator for a reproducible reference, and call the learner's functions, which may draw random
+numbers, change the default dtype or grad mode, or write into their inputs. So ``Exercise.run``
+runs every ``verify`` inside :func:`untouched`, which records what a check could change and
+puts it back, whatever the outcome.
 
-The learner's tensors, arrays and modules are handed to ``verify`` as they are, not as
-copies: a copy would change what a check sees (object identity, the autograd graph behind a
-tensor, modules that ``copy.deepcopy`` refuses). Their state is recorded instead and written
-back only where it changed, since writing bumps a tensor's version counter and would break
-a ``backward()`` the learner has yet to call.
+The learner's tensors, arrays and modules are handed to ``verify`` as they are: a copy would
+change what a check sees (object identity, the autograd graph behind a tensor, modules that
+``copy.deepcopy`` refuses). Their state is recorded instead and written back only where it
+changed: writing bumps a tensor's version counter and would break a ``backward()`` the learner
+has yet to call.
 """
 
-import random
 from collections.abc import Callable
 from contextlib import contextmanager
-from functools import partial
 
 import numpy as np
 import torch
 from torch import nn
 from torch.nn.parameter import is_lazy
 
+from ._remote import session_state, set_session_state
+
 _DEPTH = 3  # answers inside tuples, lists and dicts are protected down to this depth
 
 
 @contextmanager
 def untouched(answers):
-    """Restore the global random states, dtype, thread count, grad mode and the answers."""
-    rng = torch.get_rng_state(), np.random.get_state(), random.getstate()
-    dtype, threads = torch.get_default_dtype(), torch.get_num_threads()
-    grad = torch.is_grad_enabled()
-    restores = _record(answers)
+    """Restore the session's state (random states, dtype, grad mode), the thread count and
+    the answers."""
+    state, threads, restores = session_state(), torch.get_num_threads(), _record(answers)
     try:
         yield
     finally:
-        torch.set_rng_state(rng[0])
-        np.random.set_state(rng[1])
-        random.setstate(rng[2])
-        torch.set_default_dtype(dtype)
-        torch.set_grad_enabled(grad)
+        set_session_state(state)
         if torch.get_num_threads() != threads:  # setting it, even unchanged, costs time
             torch.set_num_threads(threads)
         for restore in restores:
             restore()
 
 
-def _record(answers) -> list[Callable[[], None]]:
+def _record(answers, depth: int = 0, seen: set | None = None) -> list[Callable[[], None]]:
     """One function per tensor, array and module among the answers, putting its state back."""
-    restores, seen = [], set()
-
-    def visit(x, depth):
+    restores, seen = [], set() if seen is None else seen
+    for x in answers:
         if id(x) in seen:
-            return
+            continue
         seen.add(id(x))
-        if isinstance(x, torch.Tensor):
-            if _has_values(x):
+        if isinstance(x, torch.Tensor):  # dense, with data: not sparse, meta or lazy
+            if x.layout == torch.strided and not x.is_meta and not is_lazy(x):
                 restores.append(_tensor(x))
         elif isinstance(x, np.ndarray) and x.dtype.kind in "biufc":  # numbers, not objects
             restores.append(_array(x))
         elif isinstance(x, nn.Module):
-            restores.extend(_module(x, seen))
-        elif depth < _DEPTH and isinstance(x, (tuple, list, dict)):
-            for item in x.values() if isinstance(x, dict) else x:
-                visit(item, depth + 1)
-
-    for answer in answers:
-        visit(answer, 0)
+            restores += [_module(x), *_record([*x.parameters(), *x.buffers()], depth, seen)]
+        elif depth < _DEPTH and isinstance(x, tuple | list | dict):
+            restores += _record(x.values() if isinstance(x, dict) else x, depth + 1, seen)
     return restores
 
 
-def _has_values(t: torch.Tensor) -> bool:
-    """Dense tensors with data: sparse, meta and lazy (uninitialised) ones are left alone."""
-    return t.layout == torch.strided and not t.is_meta and not is_lazy(t)
-
-
 def _tensor(t: torch.Tensor) -> Callable[[], None]:
+    """Its values; for a leaf also its ``.grad`` (which object, and its values) and flag."""
     values, requires_grad = t.detach().clone(), t.requires_grad
     grad = t.grad if t.is_leaf else None  # a non-leaf keeps no .grad
-    grad_values = None if grad is None else grad.detach().clone()
+    restore_grad = _tensor(grad) if grad is not None else lambda: None
 
     def restore():
-        _put_back(t, values)
+        with torch.no_grad():
+            if t.dtype != values.dtype or t.shape != values.shape:
+                t.data = values  # module.double(), resize_(): the tensor now holds other data
+            elif not torch.equal(t, values):  # to which NaN is not NaN: ask allclose too
+                floats = t.is_floating_point()
+                if not (floats and torch.allclose(t, values, rtol=0, atol=0, equal_nan=True)):
+                    t.copy_(values)
         if t.is_leaf:
-            if grad is not None:  # before reattaching: its dtype must match the tensor's
-                _put_back(grad, grad_values)
+            restore_grad()  # before reattaching: its dtype must match the tensor's
             if t.grad is not grad:  # a backward() made one, or zero_grad(set_to_none) dropped it
                 t.grad = grad
             if t.requires_grad != requires_grad:
@@ -96,46 +85,26 @@ def _tensor(t: torch.Tensor) -> Callable[[], None]:
     return restore
 
 
-def _put_back(t: torch.Tensor, values: torch.Tensor) -> None:
-    """Write ``values`` into ``t``, only if its values, dtype or shape changed."""
-    with torch.no_grad():
-        if t.dtype == values.dtype and t.shape == values.shape:
-            if torch.equal(t, values) or (
-                t.is_floating_point() and torch.allclose(t, values, rtol=0, atol=0, equal_nan=True)
-            ):
-                return
-            t.copy_(values)
-        else:  # module.double(), resize_(): the tensor now holds other data
-            t.data = values
-
-
 def _array(a: np.ndarray) -> Callable[[], None]:
     values = a.copy()
 
-    def restore():
-        if a.shape != values.shape or a.dtype != values.dtype:
-            return  # reshaped or reinterpreted in place: rare, and no safe way back
-        if not np.array_equal(a, values, equal_nan=a.dtype.kind in "fc"):
+    def restore():  # reshaped or reinterpreted in place: rare, and no safe way back
+        same = a.shape == values.shape and a.dtype == values.dtype
+        if same and not np.array_equal(a, values, equal_nan=a.dtype.kind in "fc"):
             np.copyto(a, values)
 
     return restore
 
 
-def _module(m: nn.Module, seen: set) -> list[Callable[[], None]]:
-    """A module's parameters and buffers (the objects and their values) and its modes."""
-    restores = []
-    for sub in m.modules():
-        for table in (sub._parameters, sub._buffers):
-            for name, t in table.items():
-                if t is not None:
-                    restores.append(partial(table.__setitem__, name, t))  # if a check swapped it
-                    if id(t) not in seen and _has_values(t):
-                        seen.add(id(t))
-                        restores.append(_tensor(t))
-    modes = [(sub, sub.training) for sub in m.modules()]
+def _module(m: nn.Module) -> Callable[[], None]:
+    """Which parameter and buffer objects each submodule holds (a check may swap one), and
+    its mode; their values are restored as tensors."""
+    held = [(sub, dict(sub._parameters), dict(sub._buffers), sub.training) for sub in m.modules()]
 
-    def restore_modes():
-        for sub, training in modes:  # not sub.train(): it recurses and may be overridden
-            sub.training = training
+    def restore():
+        for sub, parameters, buffers, training in held:
+            sub._parameters.update(parameters)
+            sub._buffers.update(buffers)
+            sub.training = training  # not sub.train(): it recurses and may be overridden
 
-    return [*restores, restore_modes]
+    return restore

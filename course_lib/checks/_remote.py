@@ -63,10 +63,8 @@ class Learner:
         if listed is None:
             raise ValueError(f"no signature found for {self.__name__}")
         return inspect.Signature(
-            [
-                inspect.Parameter(name, inspect._ParameterKind(kind), default=default)
-                for name, kind, default in [(p[0], p[1], p[2] if p[3] else _EMPTY) for p in listed]
-            ]
+            inspect.Parameter(name, inspect._ParameterKind(kind), default=value if has else _EMPTY)
+            for name, kind, value, has in listed
         )
 
 
@@ -82,29 +80,29 @@ def stand_in(link, handle, info: dict) -> Learner:
     return _named(kind if kind.isidentifier() else "function")(link, handle, info)
 
 
+# What a call may read and change besides its arguments, each as (read it, put it back): the
+# global random states, the default dtype and grad mode. A check puts them back afterwards
+# (``_purity.untouched``); at grading they travel with each call into the sandbox, and back,
+# where a reply's tuples may have come back as lists.
+_SESSION = (
+    (torch.get_rng_state, torch.set_rng_state),
+    (np.random.get_state, lambda state: np.random.set_state(tuple(state))),
+    (random.getstate, lambda state: random.setstate(_tuples(state))),
+    (torch.get_default_dtype, torch.set_default_dtype),
+    (torch.is_grad_enabled, torch.set_grad_enabled),
+)
+
+
 def session_state() -> list:
-    """What a call may read and change besides its arguments: the global random states, the
-    default dtype and grad mode. Sent with each call into the sandbox, and back."""
-    return [
-        torch.get_rng_state(),
-        list(np.random.get_state()),
-        random.getstate(),
-        torch.get_default_dtype(),
-        torch.is_grad_enabled(),
-    ]
+    return [read() for read, _ in _SESSION]
 
 
 def set_session_state(state) -> None:
-    torch_rng, numpy_rng, python_rng, dtype, grad = state
-    torch.set_rng_state(torch_rng)
-    np.random.set_state(tuple(numpy_rng))
-    random.setstate(_tuples(python_rng))
-    torch.set_default_dtype(dtype)
-    torch.set_grad_enabled(grad)
+    for (_, put_back), value in zip(_SESSION, state, strict=True):
+        put_back(value)
 
 
 def _tuples(x):
-    """``random.getstate()`` again, after a trip that may have made its tuples lists."""
     return tuple(_tuples(i) for i in x) if isinstance(x, list | tuple) else x
 
 

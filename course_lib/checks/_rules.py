@@ -2,19 +2,20 @@
 
 Each exercise declares its :class:`Rules`: which of ``course_lib``'s reference names the
 answer may use (by default none: the exercise is there to be written, not imported), which
-library functions the prompt rules out, and whether Python loops are allowed. The check reads
-the answer objects themselves (a function's code, what its globals and closures hold) and,
-for answers that are values, the source of the cell that made them: in the notebook, the
-kernel's history of executed cells; at grading, the submission's cells. Nothing here runs
-the learner's code.
+library functions the prompt rules out, whether Python loops are allowed, and which keywords
+a value answer may not be computed with. The check reads the answer objects themselves (a
+function's code, what its globals and closures hold) and, for answers that are values, the
+source of the cell that made them: in the notebook, the kernel's history of executed cells;
+at grading, the submission's cells. Nothing here runs the learner's code.
 """
 
 import ast
 import contextlib
 import dis
 import functools
-import importlib
+import pkgutil
 import sys
+import sysconfig
 import types
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -22,6 +23,10 @@ from dataclasses import dataclass
 # course_lib's own helpers for notebooks and checks are not reference code. The widgets are:
 # an explorer's numbers (lesson 1's path lengths and layer costs) are the lesson's reference.
 NOT_REFERENCE = ("course_lib.checks", "course_lib.notebook")
+# Code installed with Python or a package (torch, numpy) is not read: it never calls course_lib.
+_INSTALLED = tuple({sysconfig.get_path(k) for k in ("stdlib", "purelib", "platlib")})
+_NO_POINT = "so the grader gives no point for it"
+_DEFS = ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
 
 
 @dataclass(frozen=True)
@@ -66,36 +71,35 @@ class Rules:
         why, flagged = self.refused(course_lib_uses(answers, names, sources))
         if why:
             return why, flagged
-        codes = [code for answer in answers for code in learner_code(answer)]
-        reached = {id(obj): name for code, space in codes for obj, name in _reached(code, space)}
-        for name in self.forbidden:
-            target = _resolve(name)
-            if target is not None and id(target) in reached:
-                written = reached[id(target)]
-                known = f" (`{_short(name)}`)" if written != _short(name) else ""
+        codes = [code for answer in answers for code in _walk(answer)[1]]
+        return self._misused(codes) or self._passed_keyword(names, sources), []
+
+    def _misused(self, codes: list) -> str:
+        """Why the learner's code calls a ``forbidden`` function or loops ("" if it doesn't)."""
+        loaded = {id(obj): name for ends, _ in codes for obj, name in ends}
+        for dotted in self.forbidden:
+            if written := loaded.get(id(_resolve(dotted))):  # never None's: none is loaded
+                known = f" (`{_short(dotted)}`)" if written != _short(dotted) else ""
                 return (
-                    f"your answer uses `{written}`{known}, which this exercise rules out, so "
-                    "the grader gives no point for it: write it from basic operations.",
-                    [],
+                    f"your answer uses `{written}`{known}, which this exercise rules out, "
+                    f"{_NO_POINT}: write it from basic operations."
                 )
-        if not self.loops and any(_loops(code) for code, _ in codes):
+        if not self.loops and any(loops for _, loops in codes):
             return (
                 "your answer uses a Python loop (for, while or a comprehension); this exercise "
-                "asks for vectorised code, whole tensors at a time, so the grader gives no "
-                "point for it.",
-                [],
+                f"asks for vectorised code, whole tensors at a time, {_NO_POINT}."
             )
-        return self._passed_keyword(names, sources), []
+        return ""
 
     def _passed_keyword(self, names: list[str], sources) -> str:
         """Why a value answer is made with a keyword of ``written_out`` ("" if it is not): in
         the statements that assign it, or in those that assign a name they read (a loss
         function made in an earlier cell). A keyword given 0 turns the feature off."""
-        trees = [t for t in map(parse, notebook_history() if sources is None else sources) if t]
-        for name in names if self.written_out else []:
+        trees = _cells(sources) if self.written_out else []
+        for name in names if trees else []:
             made = _assignments(trees, name)
-            read = {n.id for s in made for n in ast.walk(s.value) if isinstance(n, ast.Name)}
-            made += [s for other in read - {name} for s in _assignments(trees, other)]
+            read = _names(*(s.value for s in made)) - {name}
+            made += [s for other in read for s in _assignments(trees, other)]
             passed = {
                 k.arg
                 for s in made
@@ -105,8 +109,8 @@ class Rules:
             }
             if keyword := next((k for k in self.written_out if k in passed), None):
                 return (
-                    f"`{name}` is computed with `{keyword}=`: this exercise asks for it written "
-                    "out, so the grader gives no point for it."
+                    f"`{name}` is computed with `{keyword}=`: this exercise asks for it "
+                    f"written out, {_NO_POINT}."
                 )
         return ""
 
@@ -115,14 +119,12 @@ class Rules:
         flagged = sorted(n for n in uses if not self._permits(n))
         if not flagged:
             return "", []
-        instead = (
-            f"use only {_listed(self.uses, 'and')} from it"
-            if self.uses
-            else "write it without course_lib"
-        )
+        instead = "write it without course_lib"
+        if self.uses:
+            instead = f"use only {_listed(self.uses, 'and')} from it"
         return (
             f"your answer uses course_lib's {_listed(flagged, 'and')}. This exercise is for "
-            f"writing it yourself, so the grader gives no point for it: {instead}.",
+            f"writing it yourself, {_NO_POINT}: {instead}.",
             flagged,
         )
 
@@ -150,16 +152,10 @@ def _short(name: str) -> str:
 
 def _resolve(dotted: str):
     """The object a dotted name refers to, or None if it cannot be imported."""
-    parts = dotted.split(".")
-    for cut in range(len(parts), 0, -1):
-        try:
-            obj = importlib.import_module(".".join(parts[:cut]))
-        except ImportError:
-            continue
-        with contextlib.suppress(AttributeError):
-            return functools.reduce(getattr, parts[cut:], obj)
+    try:
+        return pkgutil.resolve_name(dotted)
+    except (ImportError, AttributeError, ValueError):
         return None
-    return None
 
 
 def _qualified(obj) -> str:
@@ -170,10 +166,7 @@ def _qualified(obj) -> str:
 
 def _ours(name: str) -> bool:
     """A name from the course's reference code (not its checks or notebook helpers)."""
-    name = name or ""
-    return (name == "course_lib" or name.startswith("course_lib.")) and not name.startswith(
-        NOT_REFERENCE
-    )
+    return name.split(".")[0] == "course_lib" and not name.startswith(NOT_REFERENCE)
 
 
 def _learners(obj) -> bool:
@@ -182,158 +175,84 @@ def _learners(obj) -> bool:
     return module == "__main__" or module not in sys.modules or module.startswith("__")
 
 
-# The answer's code: its functions, the helpers they call, what they reach ---------------------
+# What an answer's objects reach: course_lib's names, and the learner's code -------------------
 
 
-def learner_code(answer) -> list[tuple[types.CodeType, dict]]:
-    """Every code object the learner wrote that ``answer`` runs: its own, nested functions and
-    comprehensions, and those of the learner's functions it reaches through its globals,
-    closure and defaults; each with the globals it runs in."""
-    found, seen = [], set()
-    pending = [answer]
+def reference_uses(obj) -> set[str]:
+    """The course_lib functions and classes an answer is, wraps or calls, as dotted names."""
+    return _walk(obj)[0]
+
+
+def _walk(answer) -> tuple[set[str], list[tuple[list, bool]]]:
+    """The course_lib names ``answer`` is, wraps or calls, and every code object of the
+    learner's it runs (its own, nested functions and comprehensions, the learner's functions
+    it reaches through globals, closures and defaults): what each loads, and if it loops."""
+    uses, codes, seen = set(), [], set()
+    pending = [answer, type(answer)] if callable(answer) else [answer]  # an instance's class
     while pending:
         obj = pending.pop()
         if id(obj) in seen:
             continue
         seen.add(id(obj))
-        obj = _unwrapped(obj)
-        if isinstance(obj, types.MethodType | staticmethod | classmethod):
+        named = isinstance(obj, types.ModuleType | types.FunctionType | type)
+        if named and (name := _qualified(obj)).startswith("course_lib"):
+            uses |= {name} if _ours(name) else set()  # not read further: reference or a check
+        elif isinstance(obj, types.MethodType | staticmethod | classmethod):
             pending.append(obj.__func__)
         elif isinstance(obj, functools.partial):
-            pending.append(obj.func)
+            pending += [obj.func, *obj.args, *obj.keywords.values()]
+        elif isinstance(obj, types.FunctionType):
+            pending.append(getattr(obj, "__wrapped__", None))  # under a library's decorator
+            if not obj.__code__.co_filename.startswith(_INSTALLED):
+                nested = [obj.__code__]  # and the functions and comprehensions inside it
+                for code in nested:
+                    nested += [c for c in code.co_consts if isinstance(c, types.CodeType)]
+                    ends, imported, loops = _read(code, obj.__globals__)
+                    codes += [(ends, loops)] if _learners(obj) else []
+                    uses |= {n for n in imported if _ours(n)}
+                    pending += [o for o, _ in ends]
+                for cell in obj.__closure__ or ():
+                    with contextlib.suppress(ValueError):  # an empty cell has no contents
+                        pending.append(cell.cell_contents)
+                pending += [*(obj.__defaults__ or ()), *(obj.__kwdefaults__ or {}).values()]
         elif isinstance(obj, type) and _learners(obj):
-            pending += [v for v in vars(obj).values() if callable(v) or isinstance(v, property)]
-        elif isinstance(obj, types.FunctionType) and _learners(obj):
-            for code in _nested(obj.__code__):
-                found.append((code, obj.__globals__))
-                pending += [obj.__globals__[n] for n in _globals(code) if n in obj.__globals__]
-            for cell in obj.__closure__ or ():
-                with contextlib.suppress(ValueError):  # an empty cell has no contents
-                    pending.append(cell.cell_contents)
-            pending += [*(obj.__defaults__ or ()), *(obj.__kwdefaults__ or {}).values()]
+            pending += [*obj.__bases__, *vars(obj).values()]
         elif callable(obj) and not isinstance(obj, type) and _learners(type(obj)):
             pending.append(type(obj))  # an instance of a class the learner wrote
-    return found
+    return uses, codes
 
 
-def _unwrapped(obj):
-    """``obj`` without ``functools.wraps`` layers (a recorder or decorator around it)."""
-    while hasattr(obj, "__wrapped__") and isinstance(obj, types.FunctionType):
-        obj = obj.__wrapped__
-    return obj
-
-
-def _globals(code: types.CodeType) -> set[str]:
-    """The global names ``code`` loads (``co_names`` also holds attribute names: ``model.train``
-    must not count as a global ``train``)."""
-    return {
-        i.argval for i in dis.get_instructions(code) if i.opname in ("LOAD_GLOBAL", "LOAD_NAME")
-    }
-
-
-def _imported(code: types.CodeType) -> set[str]:
-    """What ``code`` imports, dotted: ``import a.b`` gives a.b, ``from a import b`` gives a.b."""
-    found, module = set(), ""
-    for ins in dis.get_instructions(code):
-        if ins.opname == "IMPORT_NAME":
-            module = ins.argval
-            found.add(module)
-        elif ins.opname == "IMPORT_FROM":
-            found.discard(module)  # the names imported count, not the module they come from
-            found.add(f"{module}.{ins.argval}")
-    return found
-
-
-def _nested(code: types.CodeType) -> Iterator[types.CodeType]:
-    yield code
-    for const in code.co_consts:
-        if isinstance(const, types.CodeType):
-            yield from _nested(const)
-
-
-def _reached(code: types.CodeType, space: dict) -> Iterator[tuple[object, str]]:
-    """The objects ``code`` loads by a global name and attribute chain (``F.layer_norm``),
-    with the name written in the code."""
-    obj, name = None, ""
+def _read(code: types.CodeType, space: dict) -> tuple[list[tuple[object, str]], set[str], bool]:
+    """What ``code`` loads, imports and whether it loops, read from its bytecode: the object
+    at the end of each global-and-attribute chain, with the name written there (for
+    ``F.layer_norm`` the function, not the module; ``co_names`` would also hold attributes:
+    ``model.train`` is no global ``train``); ``import a.b`` and ``from a import b`` as a.b; a
+    loop steps an iterator (FOR_ITER) or jumps back, whatever the jump is called in this Python.
+    """
     builtins = space.get("__builtins__", {})
     builtins = vars(builtins) if isinstance(builtins, types.ModuleType) else builtins
+    ends, imported, loops, chain, module, names, previous = [], set(), False, None, "", (), None
     for ins in dis.get_instructions(code):
-        if ins.opname in ("LOAD_GLOBAL", "LOAD_NAME"):
-            name = ins.argval
-            obj = space.get(name, builtins.get(name))
-        elif ins.opname in ("LOAD_ATTR", "LOAD_METHOD") and obj is not None:
-            name = f"{name}.{ins.argval}"
-            obj = getattr(obj, ins.argval, None)
+        op, arg = ins.opname, ins.argval
+        if op in ("LOAD_GLOBAL", "LOAD_NAME"):
+            chain = (space.get(arg, builtins.get(arg)), arg)
+            ends.append(chain)
+        elif op in ("LOAD_ATTR", "LOAD_METHOD") and chain is not None:
+            chain = (getattr(chain[0], arg, None), f"{chain[1]}.{arg}")
+            ends[-1] = chain
         else:
-            obj = None
-            continue
-        if obj is not None:
-            yield obj, name
+            chain = None
+        if op == "IMPORT_NAME":  # after LOAD_CONST of its fromlist: None for `import a.b`
+            module, names = arg, previous
+            imported.add(module)
+        elif op == "IMPORT_FROM" and names:  # (`import a.b as c` fetches b too, but means a.b)
+            imported = imported - {module} | {f"{module}.{arg}"}
+        previous = arg if op == "LOAD_CONST" else None
+        loops |= op == "FOR_ITER" or ("JUMP" in op and isinstance(arg, int) and arg <= ins.offset)
+    return [(obj, name) for obj, name in ends if obj is not None], imported, loops
 
 
-def _chain_ends(code: types.CodeType, space: dict) -> list[object]:
-    """The object at the end of each global-and-attribute chain ``code`` loads: for
-    ``masks.causal_mask(3)`` the function, not the module it was reached through."""
-    ends, last = [], None
-    for obj, name in _reached(code, space):
-        if last is not None and not name.startswith(f"{last[1]}."):
-            ends.append(last[0])
-        last = (obj, name)
-    return ends + ([last[0]] if last is not None else [])
-
-
-def _loops(code: types.CodeType) -> bool:
-    """Whether ``code`` loops: a for loop or a comprehension steps an iterator (FOR_ITER),
-    and every loop jumps back to an earlier instruction (whatever the jump is called in this
-    Python version)."""
-    return any(
-        ins.opname == "FOR_ITER"
-        or ("JUMP" in ins.opname and isinstance(ins.argval, int) and ins.argval <= ins.offset)
-        for ins in dis.get_instructions(code)
-    )
-
-
-# Which course_lib names an answer uses ---------------------------------------------------------
-
-
-def reference_uses(obj, seen=None, top=True) -> set[str]:
-    """The course_lib functions and classes an answer is, wraps or calls, as dotted names."""
-    seen = set() if seen is None else seen
-    if id(obj) in seen:
-        return set()
-    seen.add(id(obj))
-    more = functools.partial(reference_uses, seen=seen, top=False)
-    if isinstance(obj, types.ModuleType):
-        return {obj.__name__} if _ours(obj.__name__) else set()
-    if isinstance(obj, functools.partial):
-        return set().union(more(obj.func), *map(more, obj.args), *map(more, obj.keywords.values()))
-    if isinstance(obj, types.MethodType | staticmethod | classmethod):
-        return more(obj.__func__)
-    if isinstance(obj, types.FunctionType | type | types.BuiltinFunctionType):
-        if _ours(getattr(obj, "__module__", "")):
-            return {_qualified(obj)}
-        if isinstance(obj, types.FunctionType):
-            return _function_uses(obj, more)
-        if isinstance(obj, type) and obj.__module__ == "__main__":  # a class the learner wrote
-            parts = [*obj.__bases__, *vars(obj).values()]
-            return set().union(*(more(p) for p in parts if p is not object))
-        return set()
-    if top and callable(obj):  # an instance handed in as the answer, e.g. a module
-        return {_qualified(type(obj))} if _ours(type(obj).__module__) else more(type(obj))
-    return set()
-
-
-def _function_uses(fn, more) -> set[str]:
-    codes = list(_nested(fn.__code__))
-    found = {n for code in codes for n in _imported(code) if _ours(n)}  # imports inside it
-    found |= set().union(
-        *(more(obj) for code in codes for obj in _chain_ends(code, fn.__globals__))
-    )
-    for cell in fn.__closure__ or ():
-        with contextlib.suppress(ValueError):  # an empty closure cell has no contents
-            found |= more(cell.cell_contents)
-    defaults = (*(fn.__defaults__ or ()), *(fn.__kwdefaults__ or {}).values())
-    return found.union(*map(more, defaults))
+# What the cells say: the cell that made a value, the def that made a function -----------------
 
 
 def course_lib_uses(answers: list, names: list[str], sources=None) -> set[str]:
@@ -344,136 +263,109 @@ def course_lib_uses(answers: list, names: list[str], sources=None) -> set[str]:
     cell that last bound its name is read, with the course_lib imports of the cells run up
     to that one (in the notebook, the kernel's history; at grading, the notebook's cells).
     """
-    found = set().union(*(reference_uses(a) for a in answers))
+    found = set().union(*map(reference_uses, answers))
     values = [n for n, a in zip(names, answers, strict=True) if not callable(a)]
-    trees = [parse(s) for s in (notebook_history() if sources is None else sources)]
-    trees = [t for t in trees if t is not None]
-    for name in values:
-        last = next((i for i in reversed(range(len(trees))) if name in binds(trees[i])), None)
-        if last is not None:
-            found |= cell_uses(trees[last], course_lib_aliases(trees[: last + 1]))
-    return {n for n in found if _ours(n)}
+    return found | (written_uses(values, sources) if values else set())
 
 
-def written_uses(names: list[str], sources: list[str]) -> set[str]:
+def written_uses(names: list[str], sources: list[str] | None) -> set[str]:
     """The course_lib names written inside the ``def`` (or ``class``) that last binds each of
     ``names`` in the cells, or in the whole cell where an import or an assignment binds it:
     what the cells' text alone says of the answers' code. At grading the grader reads it
     itself, whatever the sandbox that holds the code reports."""
-    trees = [t for t in map(parse, sources) if t is not None]
-    found = set()
+    trees, found = _cells(sources), set()
     for name in names:
-        last = next((i for i in reversed(range(len(trees))) if name in binds(trees[i])), None)
+        last = _last(trees, name)
         if last is None:
             continue
-        kinds = ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
-        defs = [n for n in trees[last].body if isinstance(n, kinds) and n.name == name]
+        defs = [n for n in trees[last].body if isinstance(n, _DEFS) and n.name == name]
         tree = ast.Module(body=defs, type_ignores=[]) if defs else trees[last]
-        found |= cell_uses(tree, course_lib_aliases(trees[: last + 1]))
+        aliases = {}  # bound to course_lib by the cells run up to that one, in their order
+        for cell in trees[: last + 1]:  # a cell that binds a name otherwise takes it back
+            aliases = {k: v for k, v in aliases.items() if k not in binds(cell)}
+            aliases |= {bound: held for bound, held, _ in _imports(cell)}
+        found |= cell_uses(tree, aliases)
     return {n for n in found if _ours(n)}
 
 
-def notebook_history() -> list[str]:
-    """The cells run so far in this IPython kernel, oldest first; empty outside IPython."""
-    shell = sys.modules.get("IPython") and sys.modules["IPython"].get_ipython()
-    history = getattr(shell, "user_ns", {}).get("In", []) if shell else []
-    return [cell for cell in history if isinstance(cell, str)]
+def _cells(sources: list[str] | None) -> list[ast.Module]:
+    """The cells as syntax trees, IPython magics and shell escapes blanked out, those that do
+    not parse left out; by default the cells this IPython kernel has run, oldest first."""
+    if sources is None:
+        shell = sys.modules.get("IPython") and sys.modules["IPython"].get_ipython()
+        sources = [c for c in getattr(shell, "user_ns", {}).get("In", []) if isinstance(c, str)]
+    trees = []
+    for source in sources:
+        lines = ["" if ln.lstrip().startswith(("%", "!")) else ln for ln in source.splitlines()]
+        with contextlib.suppress(SyntaxError):
+            trees.append(ast.parse("\n".join(lines)))
+    return trees
 
 
-def parse(source: str) -> ast.Module | None:
-    """A cell as a syntax tree; IPython magics and shell escapes are blanked out first."""
-    lines = ["" if line.lstrip().startswith(("%", "!")) else line for line in source.splitlines()]
-    try:
-        return ast.parse("\n".join(lines))
-    except SyntaxError:
-        return None
+def _last(trees: list[ast.Module], name: str) -> int | None:
+    """Which cell last binds ``name`` (None if none does)."""
+    return next((i for i in reversed(range(len(trees))) if name in binds(trees[i])), None)
 
 
 def _assignments(trees: list[ast.Module], name: str) -> list[ast.stmt]:
     """The statements that assign ``name`` in the last cell that binds it."""
-    tree = next((t for t in reversed(trees) if name in binds(t)), ast.Module([], []))
-    kinds = ast.Assign | ast.AnnAssign | ast.AugAssign
+    last, kinds = _last(trees, name), ast.Assign | ast.AnnAssign | ast.AugAssign
+    made = [s for s in ast.walk(trees[last]) if isinstance(s, kinds)] if last is not None else []
     return [
-        s
-        for s in ast.walk(tree)
-        if isinstance(s, kinds)
-        and s.value is not None
-        and any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(_targets(s)))
+        s for s in made if s.value and name in _names(*(getattr(s, "targets", None) or [s.target]))
     ]
 
 
-def _targets(statement) -> ast.AST:
-    targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
-    return ast.Tuple(targets, ast.Store())
+def _names(*nodes: ast.AST) -> set[str]:
+    """The plain names in ``nodes``, read or bound."""
+    return {n.id for node in nodes for n in ast.walk(node) if isinstance(n, ast.Name)}
 
 
 def binds(tree: ast.Module) -> set[str]:
     """Names a cell binds at top level, also under ``if``, ``for``, ``with`` or ``try``:
     assignments, loop targets, defs, classes and imports (not names inside the functions)."""
-    names = set()
-    for statement in tree.body:
-        if isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-            names.add(statement.name)
-            continue
-        for node in ast.walk(statement):
-            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
-                names.add(node.id)
-            elif isinstance(node, ast.alias):
-                names.add((node.asname or node.name).split(".")[0])
-    return names
+    defs = [s for s in tree.body if isinstance(s, _DEFS)]
+    nodes = [n for s in tree.body if not isinstance(s, _DEFS) for n in ast.walk(s)]
+    stored = {n.id for n in nodes if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    imported = {(n.asname or n.name).split(".")[0] for n in nodes if isinstance(n, ast.alias)}
+    return {s.name for s in defs} | stored | imported
 
 
-def course_lib_aliases(trees) -> dict[str, str]:
-    """The names the cells, run in this order, leave bound to course_lib by an import:
-    alias -> dotted origin. A cell that binds a name otherwise takes it back."""
-    aliases = {}
-    for tree in trees:
-        for name in binds(tree):
-            aliases.pop(name, None)
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Import):
-                for a in node.names:
-                    if a.name.split(".")[0] == "course_lib":
-                        aliases[a.asname or "course_lib"] = a.name if a.asname else "course_lib"
-            elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("course_lib"):
-                for a in node.names:
-                    aliases[a.asname or a.name] = f"{node.module}.{a.name}"
-    return aliases
-
-
-def _dotted(node) -> list[str] | None:
-    parts = []
-    while isinstance(node, ast.Attribute):
-        parts.insert(0, node.attr)
-        node = node.value
-    return [node.id, *parts] if isinstance(node, ast.Name) else None
+def _imports(tree: ast.AST) -> Iterator[tuple[str, str, str]]:
+    """Each course_lib import in ``tree``: the name it binds, what that name holds, and what
+    it imports (``import course_lib.masks`` binds ``course_lib`` to the package)."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "course_lib":
+            for a in node.names:
+                yield a.asname or a.name, f"{node.module}.{a.name}", f"{node.module}.{a.name}"
+        elif isinstance(node, ast.Import):
+            for a in node.names:
+                if a.name.split(".")[0] == "course_lib":
+                    yield a.asname or "course_lib", a.name if a.asname else "course_lib", a.name
 
 
 def cell_uses(tree: ast.Module, aliases: dict[str, str]) -> set[str]:
-    """The course_lib objects a cell refers to, as dotted names."""
-    found, inner = set(), set()
-    stored = {
-        n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
-    }
-    stored |= {a.arg for n in ast.walk(tree) if isinstance(n, ast.arguments) for a in _all_args(n)}
-    aliases = {k: v for k, v in aliases.items() if k not in stored}  # names the cell rebinds
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Attribute | ast.Name) and id(node) not in inner:
-            parts = _dotted(node)  # None for `f(x).attr`: the name inside is found on its own
-            if parts and parts[0] in aliases:
-                found.add(".".join([aliases[parts[0]], *parts[1:]]))
-            if parts:
-                inner |= {id(n) for n in ast.walk(node)}
-        elif isinstance(node, ast.Import):
-            found |= {a.name for a in node.names if a.name.split(".")[0] == "course_lib"}
-        elif isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "course_lib":
-            found |= {f"{node.module}.{a.name}" for a in node.names}  # what is imported
+    """The course_lib objects a cell refers to, as dotted names: what it imports, and the
+    names bound to course_lib that it reads (not those it binds itself)."""
+    own = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    own |= {a.arg for a in ast.walk(tree) if isinstance(a, ast.arg)}
+    aliases = {k: v for k, v in aliases.items() if k not in own}
+    found = {imported for _, _, imported in _imports(tree)}
+    found |= {".".join([aliases[p[0]], *p[1:]]) for p in _chains(tree) if p[0] in aliases}
     return {_canonical(n) for n in found}
 
 
-def _all_args(arguments: ast.arguments) -> list[ast.arg]:
-    extra = [a for a in (arguments.vararg, arguments.kwarg) if a is not None]
-    return [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs, *extra]
+def _chains(node: ast.AST) -> Iterator[list[str]]:
+    """Each ``a.b.c`` read in ``node`` as ``["a", "b", "c"]`` (and not ``a`` again alone)."""
+    parts, inner = [], node
+    while isinstance(inner, ast.Attribute):
+        parts.insert(0, inner.attr)
+        inner = inner.value
+    if isinstance(inner, ast.Name):
+        yield [inner.id, *parts]
+    else:  # in `f(x).attr` the names inside are read on their own
+        for child in ast.iter_child_nodes(node):
+            yield from _chains(child)
 
 
 def _canonical(dotted: str) -> str:

@@ -71,12 +71,46 @@ def whole_number(name: str, x, why: str = "a count is a whole number") -> int:
     return int(number)
 
 
-def expect_shape(name: str, x: torch.Tensor, shape: tuple[int, ...], letters: str = "") -> None:
+# A count only multiplies and adds whole sizes, so a fraction most likely divides by a size.
+DIVISION = "a count is a whole number: a division where a product belongs?"
+
+
+def whole_count(name: str, x) -> int:
+    """A computed count as an int; a fraction is named as a division where a product belongs."""
+    number = float(one_number(name, x, finite=False))
+    if math.isfinite(number) and number != int(number):
+        raise Mismatch(f"`{name}` = {number:,.10g}: {DIVISION}", MISTAKE)
+    return whole_number(name, number)
+
+
+def expect_shape(
+    name: str, x: torch.Tensor, shape: tuple[int, ...], letters: str = "", shapes=None
+) -> None:
+    """A Mismatch unless ``x`` has ``shape``. With ``shapes``, a dict {wrong shape: message},
+    a wrong shape is read as a mistake: its message, else what :func:`shape_reading` says."""
     if tuple(x.shape) != tuple(shape):
         named = f"{letters} = " if letters else ""
-        raise Mismatch(
-            f"`{name}` should have shape {named}{tuple(shape)}; got {tuple(x.shape)}", SHAPE
-        )
+        said = f"`{name}` should have shape {named}{tuple(shape)}; got {tuple(x.shape)}"
+        if tuple(shape) == ():
+            said = f"`{name}` should be one number; got shape {tuple(x.shape)}"
+        if shapes is not None and (why := shapes.get(tuple(x.shape)) or shape_reading(x, shape)):
+            raise Mismatch(f"{said}: {why}", MISTAKE)
+        raise Mismatch(said, SHAPE)
+
+
+def shape_reading(got, expected: tuple[int, ...]) -> str | None:
+    """What a wrong shape most likely means: transposed, a batch axis too many or missing, or
+    the right sizes in another order."""
+    got, expected = tuple(got.shape), tuple(expected)
+    if len(got) == 2 and got == expected[::-1]:
+        return "transposed?"
+    if got == (1, *expected):
+        return "drop the leading batch axis of size 1."
+    if len(expected) > 1 and got == expected[1:]:
+        return f"the leading batch axis, of size {expected[0]}, is missing."
+    if sorted(got) == sorted(expected):
+        return "the axes are out of order: check which axes your transpose or permute swaps."
+    return None
 
 
 def typed_tolerance(expected):
@@ -191,6 +225,8 @@ def diagnose(
     during: str = "",
     typed: bool = False,
     explain=None,
+    shapes=None,
+    letters: str = "",
 ) -> None:
     """Return if ``got`` matches ``expected``; otherwise raise a Mismatch saying why: a typical
     mistake it reproduces (of any shape), else a wrong shape, else where it is furthest off.
@@ -202,25 +238,45 @@ def diagnose(
         weights: ``got`` holds attention weights, so each row (last axis) should sum to 1.
         during: how the learner's function was called; it starts the message ("{during}: ").
         typed: ``got`` may be typed by hand: it passes, and reproduces a mistake, within the
-            course's rounding policy (:func:`typed_tolerance`) instead of ``atol``.
+            course's rounding policy (:func:`typed_tolerance`) instead of ``atol``; the
+            reference rounded more coarsely than the policy allows is named as such.
         explain: when ``got`` reproduces no mistake, a function of ``got`` (float64, the
             expected shape) that names what is off ("the division is off: ..."), or None to
             say only where and by how much.
+        shapes: a dict {wrong shape: message} naming what a wrong shape means; given (even
+            empty), a wrong shape is also read by :func:`shape_reading`. ``letters`` name the
+            axes of the expected shape, "(B, T, d_model)".
     """
     got = as_tensor(name, got)
     expected = as_tensor("expected", expected)
     try:
         if got.shape != expected.shape and (named := match(got, wrong, typed)):
-            raise Mismatch(named, MISTAKE)  # a mistake that changes the shape (a transpose...)
-        expect_shape(name, got, expected.shape)
+            if shapes is None:  # a mistake that changes the shape (a transpose...)
+                raise Mismatch(named, MISTAKE)
+            shapes = {**shapes, tuple(got.shape): named}  # said with the shapes
+        expect_shape(name, got, expected.shape, letters, shapes)
         if not close(got, expected, atol, typed):
-            named = match(got, wrong, typed) or (weights and row_sums(name, got))
+            named = match(got, wrong, typed) or (typed and _too_coarse(name, got, expected))
+            named = named or (weights and row_sums(name, got))
             named = named or (explain and explain(got))
             if named:
                 raise Mismatch(named, MISTAKE)
             raise Mismatch(difference(name, got, expected), DIFFERENCE)
     except Mismatch as e:
         raise Mismatch(f"{during}: {e}" if during else str(e), e.kind) from None
+
+
+def _too_coarse(name: str, got: torch.Tensor, expected: torch.Tensor) -> str | None:
+    """A message if ``got`` is ``expected`` rounded to 0 or 1 decimals, coarser than the policy."""
+    for decimals in range(2):
+        rounded = torch.round(expected, decimals=decimals)
+        if rounded.any() and torch.allclose(got, rounded, atol=1e-6):
+            return (
+                f"`{name}` looks rounded to {decimals} decimal(s), too coarse here: a number "
+                "passes when it agrees with the reference to 2 decimal places or 3 significant "
+                "figures (or is not rounded at all)."
+            )
+    return None
 
 
 def row_sums(name: str, weights: torch.Tensor) -> str | None:

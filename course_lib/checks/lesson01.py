@@ -3,13 +3,14 @@ hops, multiply-adds, parameters, bytes), compared exactly, and two accuracies. A
 is off is read for the count the learner most likely computed instead."""
 
 import math
+from functools import partial
 
 import numpy as np
 import torch
 
 from ._core import DIFFERENCE, MISTAKE, TYPE, Mismatch, call, exercise, multiple_choice
 from ._mistakes import expect_count, expect_parameters, expect_returned
-from ._tensors import close, diagnose, match, one_number, whole_number
+from ._tensors import DIVISION, close, diagnose, match, one_number, whole_number
 
 # Shared by several exercises -------------------------------------------------------------------
 
@@ -28,9 +29,7 @@ def _misread(got: list[float], right: list[float], named: str | None) -> str | N
     """Why the counts ``got`` are not ``right``: a flipped sign, the slip ``named``, a fraction."""
     if all(g == -r != 0 for g, r in zip(got, right, strict=True)):
         return "the sign is flipped: a count is never negative."
-    if named or all(float(c).is_integer() for c in got):
-        return named
-    return "a count is a whole number, so a division crept in: is there a / where a * belongs?"
+    return named or (None if all(float(c).is_integer() for c in got) else DIVISION)
 
 
 def _product_fit(count, base: tuple, steps: tuple, cases) -> tuple[float, list[int]] | None:
@@ -54,6 +53,11 @@ def _product_fit(count, base: tuple, steps: tuple, cases) -> tuple[float, list[i
 def _num(x: float) -> str:
     """``1,280,000`` for a whole number, ``4.88281`` otherwise."""
     return f"{int(x):,}" if float(x).is_integer() else f"{x:,.6g}"
+
+
+def _constant(c: float, fitted, sizes: str) -> str | None:
+    """The message for a product that does not grow with any size."""
+    return None if any(fitted) else f"your function returns {_num(c)} whatever {sizes} are."
 
 
 # 1.1 Recall ------------------------------------------------------------------------------------
@@ -86,45 +90,36 @@ def recall_problems(answer_1_1):
 # 1.2 Apply: a 100-word sentence ----------------------------------------------------------------
 
 _ONE_BY_ONE = "an RNN cannot compute h_t before h_{t-1}: one step per word, one after another."
-_CHAIN = "through the chain h1 → h2 → ... → h100."
 _AT_ONCE = "self-attention computes every position at once, as one batch of matrix products"
 _DIRECTLY = "word 100 attends to word 1 directly, in one hop."
 _HOPS = {"rnn_steps": 100, "rnn_path": 99, "attention_steps": 1, "attention_path": 1}
-_HOW = {  # what to do when a count is off by no typical slip
-    "rnn_steps": "the RNN makes one step per word, and there are 100.",
-    "rnn_path": "follow the chain h1 → h2 → ... → h100 and count the arrows.",
-    "attention_steps": "self-attention computes every position at once: 1 step per layer.",
-    "attention_path": _DIRECTLY,
-}
-_HOP_SLIPS = {  # each count's typical slips, and what they mean
+_HOP_SLIPS = {  # each count's typical slips, what they mean, and what to do (None) otherwise
     "rnn_steps": {
+        None: "the RNN makes one step per word, and there are 100.",
         99: "the RNN also makes a step for the first word (h1 = f(h0, x1)): 100 words, 100 steps.",
         101: "h0 is the initial state, given rather than computed: the 100 words make 100 "
         "steps, h1 to h100.",
         1: _ONE_BY_ONE,
-        0: _ONE_BY_ONE,
     },
     "rnn_path": {
-        1: f"1 hop is attention's path. In an RNN, word 1 reaches word 100 only {_CHAIN}",
-        0: "0 hops would mean word 1 and word 100 are the same position; in an RNN, word 1 "
-        f"reaches word 100 {_CHAIN}",
-        101: "count the links between h1 and h100: one fewer than the words they span.",
+        None: "follow the chain h1 → h2 → ... → h100 and count the arrows.",
+        1: "1 hop is attention's path. In an RNN, word 1 reaches word 100 only through the "
+        "chain h1 → h2 → ... → h100.",
         98: "count the links between h1 and h100: h1 → h2 is the first of them.",
     },
     "attention_steps": {
+        None: "self-attention computes every position at once: 1 step per layer.",
         100: f"that is the RNN's count, a step per word; {_AT_ONCE}: 1 step per layer.",
-        99: f"that is about the RNN's count; {_AT_ONCE}: 1 step per layer.",
         0: "the layer still runs once: it computes every position in that one step.",
         2: "the scores and the weighted sum are matrix products over all positions at once; "
         "Table 1 counts sequential operations per layer, and a layer is 1 step whatever n is.",
-        6: "6 is the number of layers in the paper's encoder; the question is about one layer.",
     },
     "attention_path": {
+        None: _DIRECTLY,
         0: "0 hops would mean the words are the same position; a word reading another is one hop.",
         2: "query → key → value is still one hop: word 100 reads word 1 directly, in one "
         "attention step.",
         99: f"that is the RNN's path; {_DIRECTLY}",
-        100: f"that is about the RNN's path; {_DIRECTLY}",
     },
 }
 
@@ -147,7 +142,8 @@ def steps_and_paths(rnn_steps, rnn_path, attention_steps, attention_path) -> str
         raise Mismatch(f"{example}; this one has 100 words.", MISTAKE)
     for name, right in _HOPS.items():
         if (name, got[name]) != ("rnn_path", 100):  # the words, not the arrows: also O(n)
-            expect_count(got[name], right, _HOP_SLIPS[name], f"`{name}` =", _HOW[name])
+            slips = _HOP_SLIPS[name]
+            expect_count(got[name], right, slips, f"`{name}` =", slips[None])
     note = " (You gave 100, which counts the words; between them lie 99 hops. Both say O(n).)"
     return (
         "RNN: 100 sequential steps and a 99-hop path from word 1 to word 100; self-attention: "
@@ -183,34 +179,22 @@ def costs(attention_cost, recurrent_cost, crossover_n) -> str:
             MISTAKE,
         )
     for (name, fn), form, want in zip(fns.items(), ("n²·d", "n·d²"), right, strict=True):
-        if got[name] != want:
-            i = next(i for i, (g, r) in enumerate(zip(got[name], want, strict=True)) if g != r)
-            said = (
-                f"`{name}{_COST_CASES[i]}` should be {form} = {want[i]:,}; got {_num(got[name][i])}"
-            )
-            why = _misread(got[name], want, _cost_mistake(fn, name, got[name]))
-            raise Mismatch(f"{said}: {why}" if why else f"{said}.", MISTAKE if why else DIFFERENCE)
+        said = [f"{name}{case}" for case in _COST_CASES]
+        _judge_counts(said, got[name], want, form, partial(_cost_mistake, fn, name, got[name]))
     d = CROSSOVER_D
     crossover_slips = {
         d * d: f"{d:,}² = d² is not a length: n²·d = n·d² when n = d.",
         32: f"√{d:,} = 32 is not it: n²·d = n·d² simplifies to n = d.",
         1: "divide both sides of n²·d = n·d² by n·d: n = d.",
-        d + 1: f"at n = {d + 1:,} attention is already the dearer layer; the two are equal at "
-        "n = d.",
-        d - 1: f"at n = {d - 1:,} attention is still the cheaper layer; the two are equal at "
-        "n = d.",
+        d + 1: f"at n = {d + 1:,} attention is already the dearer layer; they are equal at n = d.",
+        d - 1: f"at n = {d - 1:,} attention is still the cheaper layer; they are equal at n = d.",
         512: "512 is the crossover for the base model's d = 512, the one section 4 drew; the "
         f"big model has d = {d:,}, and the costs cross at n = d.",
         2 * d: "n²·d = n·d² simplifies to n = d, not 2·d.",
     }
     solve = f"set n²·d = n·d² with d = {d:,} and solve for n."
-    expect_count(
-        whole_number("crossover_n", crossover_n, _WHOLE),
-        d,
-        crossover_slips,
-        "`crossover_n` =",
-        solve,
-    )
+    got_n = whole_number("crossover_n", crossover_n, _WHOLE)
+    expect_count(got_n, d, crossover_slips, "`crossover_n` =", solve)
     paragraph, document = ((n * n * d, n * d * d) for n in (200, 5_000))
     return (
         f"n²·d < n·d² exactly when n < d, so at d = {d:,} the costs cross at n = {d:,}. "
@@ -218,6 +202,24 @@ def costs(attention_cost, recurrent_cost, crossover_n) -> str:
         f"{paragraph[1]:,} ({paragraph[1] / paragraph[0]:.2f}× cheaper); a 5,000-token document "
         f"{document[0]:,} against {document[1]:,} ({document[0] / document[1]:.2f}× dearer)."
     )
+
+
+def _judge_counts(said: list[str], got: list[float], right: list[float], formula, slip) -> None:
+    """A Mismatch at the first call ``said[i]`` whose count is off: a flipped sign, the slip
+    that ``slip()`` names, a fraction, else the ``formula`` and its value."""
+    if got != right:
+        i = next(i for i, (g, r) in enumerate(zip(got, right, strict=True)) if g != r)
+        wrong = f"`{said[i]}` should be {formula} = {_num(right[i])}; got {_num(got[i])}"
+        why = _misread(got, right, slip())
+        raise Mismatch(f"{wrong}: {why}" if why else f"{wrong}.", MISTAKE if why else DIFFERENCE)
+
+
+_COST_PARTS = {  # what each factor of a layer's cost is, for a formula that gets it wrong
+    "attention_cost": ("self-attention scores n² pairs of positions", "each pair costs a "
+                       "d-long dot product, d multiply-adds"),
+    "recurrent_cost": ("there are n steps", "each step multiplies a d × d matrix by a vector, "
+                       "d² multiply-adds"),
+}  # fmt: skip
 
 
 def _cost_mistake(fn, name: str, values: list[float]) -> str | None:
@@ -230,35 +232,31 @@ def _cost_mistake(fn, name: str, values: list[float]) -> str | None:
         (n * d * d if attention else n * n * d, f"that is the other layer's formula ({other})."),
         (n * d, "n·d is one pass over the input; the cost has one more factor."),
         (n * n * d * d, "n²·d² multiplies both costs together."),
-        (n * n * d + n * d * d, "n²·d + n·d² adds the two layers' costs."),
         (n * (n - 1) * d, "a position also attends to itself: n² pairs, not n(n - 1)."),
         ((n - 1) * d * d, "the recurrence makes a step for every position: n steps, not n - 1."),
     ]
-    if named := match(values, typical):
-        return named
-    fitted = _product_fit(lambda *c: _count(fn, name, "n d", *c), (7, 5), (2, 3), _COST_CASES)
-    if fitted is None:
-        return None
-    c, (a, b) = fitted
-    if (a, b) == (0, 0):
-        return f"your function returns {_num(c)} whatever n and d are."
-    pairs, steps = "self-attention scores n² pairs of positions", "there are n steps"
-    parts = [] if a == (2 if attention else 1) else [pairs if attention else steps]
-    if b != (1 if attention else 2):
-        dot = "each pair costs a d-long dot product, d multiply-adds"
-        parts.append(
-            dot
-            if attention
-            else "each step multiplies a d × d matrix by a vector, d² multiply-adds"
-        )
-    if c == 2:
-        parts.append("a multiply-add counts once, not as two operations")
-    elif c != 1:
-        parts.append(f"there is no factor {c:g}")
-    powers = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
-    terms = [x + ("" if p == 1 else str(p).translate(powers)) for x, p in (("n", a), ("d", b)) if p]
-    written = "·".join(([f"{c:g}"] if c != 1 else []) + terms)
-    return f"your function computes {written}, but " + "; ".join(parts) + "."
+    fitted = match(values, typical) or _product_fit(
+        lambda *c: _count(fn, name, "n d", *c), (7, 5), (2, 3), _COST_CASES
+    )
+    if fitted is None or isinstance(fitted, str):
+        return fitted
+    c, powers = fitted
+    if constant := _constant(c, powers, "n and d"):
+        return constant
+    want = (2, 1) if attention else (1, 2)
+    parts = [why for p, w, why in zip(powers, want, _COST_PARTS[name], strict=True) if p != w]
+    if c != 1:
+        parts.append("a multiply-add counts once, not as two operations" if c == 2 else "")
+        parts[-1] = parts[-1] or f"there is no factor {c:g}"
+    written = _written(c, zip("nd", powers, strict=True))
+    return f"your function computes {written}, but {'; '.join(parts)}."
+
+
+def _written(c: float, powers) -> str:
+    """c·nᵃ·dᵇ written out, each size with its power."""
+    digits = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
+    terms = [x + ("" if p == 1 else str(p).translate(digits)) for x, p in powers if p]
+    return "·".join(([f"{c:g}"] if c != 1 else []) + terms)
 
 
 # 1.4 (lab L1.A) Token and sequence accuracy, first position excluded ---------------------------
@@ -304,12 +302,9 @@ def accuracy(reversal_accuracy) -> str:
     if not close(flat, [x for pair in want.values() for x in pair]):
         if min(flat) < 0 or max(flat) > 1 + 1e-9:
             sign = "a share of right answers is never negative; check the sign"
-            share = (
-                "return fractions between 0 and 1, not percentages or counts (.mean(), not .sum())"
-            )
-            raise Mismatch(
-                f"got ({token:g}, {sequence:g}): {sign if min(flat) < 0 else share}.", MISTAKE
-            )
+            share = "return fractions between 0 and 1, not percentages or counts (.mean(), not "
+            why = sign if min(flat) < 0 else f"{share}.sum())"
+            raise Mismatch(f"got ({token:g}, {sequence:g}): {why}.", MISTAKE)
         slips = [_accuracy_mistakes(*batch) for batch in _BATCHES.values()]
         if named := match(flat, [(a + b, m) for (a, m), (b, _) in zip(*slips, strict=True)]):
             raise Mismatch(named, MISTAKE)
@@ -356,53 +351,43 @@ def _accuracy_tip(error: Exception) -> str | None:
 
 def _rates(right) -> tuple[float, float]:
     """Token and sequence accuracy of a table of matches (B, positions)."""
-    return right.double().mean().item(), right.all(dim=1).double().mean().item()
-
-
-_ACCURACY_SLIPS = {  # what each typical slip computes is in _accuracy_mistakes, by these names
-    "swapped": "the pair is swapped: return (token_accuracy, sequence_accuracy).",
-    "both count 1": "position 1 is counted: the decoder is given the first target token, so "
-    "score positions 2..L only, predicted[:, 1:].",
-    "tokens again": "the sequence accuracy is the token accuracy again: a sequence counts only if "
-    "all its scored tokens are right (.all(dim=1)).",
-    "any": "a sequence with any right token is counted: it must have all of them right (.all, not "
-    ".any).",
-    "dim 0": "the sequence accuracy runs over the wrong dimension: rows are sequences, so take "
-    ".all(dim=1) across each row's positions.",
-    "1..L-1": "positions 1..L-1 are scored: the decoder is given position 1 and predicts "
-    "positions 2..L, so compare predicted[:, 1:] with target[:, 1:].",
-    "3..L": "positions 3..L are scored: only position 1 is given, so compare predicted[:, 1:] "
-    "with target[:, 1:].",
-    "2..L-1": "the last position is left out: score positions 2..L, predicted[:, 1:] (no end "
-    "bound).",
-    "all without dim": ".all() without dim asks whether every scored token of the whole batch "
-    "is right; a sequence accuracy takes .all(dim=1), one answer per sequence, then the mean.",
-    "count to L": "no sequence is counted right, not even one whose scored tokens all are: a row "
-    "has L - 1 = {} scored tokens, so its count of right ones never reaches L = {}. Compare with "
-    "L - 1, or take .all(dim=1) over the scored positions.",
-    "error rates": "these are error rates: `!=` finds the wrong tokens; the accuracy counts the "
-    "right ones, predicted[:, 1:] == target[:, 1:].",
-}
+    return _mean(right), _mean(right.all(dim=1))
 
 
 def _accuracy_mistakes(predicted, target) -> list:
     """The pairs (token, sequence) that the typical slips give on one batch, and their messages."""
-    scored, length = predicted[:, 1:] == target[:, 1:], target.shape[1]
-    token, sequence = _rates(scored)
-    got = {
-        "swapped": (sequence, token),
-        "both count 1": _rates(predicted == target),
-        "tokens again": (token, token),
-        "any": (token, scored.any(dim=1).double().mean().item()),
-        "dim 0": (token, scored.all(dim=0).double().mean().item()),
-        "1..L-1": _rates(predicted[:, :-1] == target[:, :-1]),
-        "3..L": _rates(predicted[:, 2:] == target[:, 2:]),
-        "2..L-1": _rates(predicted[:, 1:-1] == target[:, 1:-1]),
-        "all without dim": (token, float(scored.all())),
-        "count to L": (token, (scored.sum(dim=1) == length).double().mean().item()),
-        "error rates": _rates(~scored),
-    }
-    return [(got[k], m.format(length - 1, length)) for k, m in _ACCURACY_SLIPS.items()]
+    scored, L = predicted[:, 1:] == target[:, 1:], target.shape[1]
+    (token, sequence), compare = _rates(scored), "compare predicted[:, 1:] with target[:, 1:]"
+    return [
+        ((sequence, token), "the pair is swapped: return (token_accuracy, sequence_accuracy)."),
+        (_rates(predicted == target), "position 1 is counted: the decoder is given the first "
+         "target token, so score positions 2..L only, predicted[:, 1:]."),
+        ((token, token), "the sequence accuracy is the token accuracy again: a sequence counts "
+         "only if all its scored tokens are right (.all(dim=1))."),
+        ((token, _mean(scored.any(dim=1))), "a sequence with any right token is counted: it "
+         "must have all of them right (.all, not .any)."),
+        ((token, _mean(scored.all(dim=0))), "the sequence accuracy runs over the wrong "
+         "dimension: rows are sequences, so take .all(dim=1) across each row's positions."),
+        (_rates(predicted[:, :-1] == target[:, :-1]), "positions 1..L-1 are scored: the decoder "
+         f"is given position 1 and predicts positions 2..L, so {compare}."),
+        (_rates(predicted[:, 2:] == target[:, 2:]), "positions 3..L are scored: only position 1 "
+         f"is given, so {compare}."),
+        (_rates(predicted[:, 1:-1] == target[:, 1:-1]), "the last position is left out: score "
+         "positions 2..L, predicted[:, 1:] (no end bound)."),
+        ((token, float(scored.all())), ".all() without dim asks whether every scored token of "
+         "the whole batch is right; a sequence accuracy takes .all(dim=1), one answer per "
+         "sequence, then the mean."),
+        ((token, _mean(scored.sum(dim=1) == L)), "no sequence is counted right, not even one "
+         f"whose scored tokens all are: a row has L - 1 = {L - 1} scored tokens, so its count of "
+         f"right ones never reaches L = {L}. Compare with L - 1, or take .all(dim=1) over the "
+         "scored positions."),
+        (_rates(~scored), "these are error rates: `!=` finds the wrong tokens; the accuracy "
+         "counts the right ones, predicted[:, 1:] == target[:, 1:]."),
+    ]  # fmt: skip
+
+
+def _mean(x) -> float:
+    return x.double().mean().item()
 
 
 # 1.5 (lab L1.B) The parameters of one LSTM layer -----------------------------------------------
@@ -413,6 +398,7 @@ _LSTM_CASES = [(256, 128), (64, 128), (3, 5), (1, 1), (2, 7), (9, 4), (5, 11), (
 _TERMS = np.array([[h * d, h * h, h, d, d * d, 1] for d, h in _LSTM_CASES], dtype=float)
 _TERM_NAMES = ("hidden·d_in", "hidden²", "hidden", "d_in", "d_in²", "")
 _LSTM_RIGHT = (4, 4, 8, 0, 0, 0)  # 4·hidden·d_in (W_ih) + 4·hidden² (W_hh) + 8·hidden (biases)
+_LSTM_FORMULA = "4·hidden·d_in (W_ih) + 4·hidden² (W_hh) + 8·hidden (b_ih and b_hh)"
 
 
 @exercise("1.5", "Lab L1.B: the parameters of an LSTM layer")
@@ -427,21 +413,16 @@ def lstm_parameter_count(lstm_parameters) -> str:
     `sum(p.numel() for p in torch.nn.LSTM(d_in, hidden).parameters())`.
     """
     counts = [_count(lstm_parameters, "lstm_parameters", "d_in hidden", *c) for c in _LSTM_CASES]
-    right = list(_TERMS @ _LSTM_RIGHT)
-    if counts != right:
-        i = next(i for i, (g, r) in enumerate(zip(counts, right, strict=True)) if g != r)
-        (d_in, hidden), got, expected = _LSTM_CASES[i], counts[i], right[i]
-        said = f"`lstm_parameters({d_in}, {hidden})` = {_num(got)}, not {_num(expected)}"
-        if why := _misread(counts, right, _lstm_mistake(counts)):
-            raise Mismatch(f"{said}: {why}", MISTAKE)
-        formula = "4·hidden·d_in (W_ih) + 4·hidden² (W_hh) + 8·hidden (b_ih and b_hh)"
-        raise Mismatch(f"{said}. One direction of one layer has {formula}.", DIFFERENCE)
+    said = [f"lstm_parameters{case}" for case in _LSTM_CASES]
+    _judge_counts(said, counts, list(_TERMS @ _LSTM_RIGHT), _LSTM_FORMULA,
+                  lambda: _lstm_mistake(counts))  # fmt: skip
     return (
         "4·hidden·d_in + 4·hidden² + 8·hidden: 197,632 for one direction of the BiLSTM's first "
         "layer."
     )
 
 
+_FOUR = "an LSTM has four gates (input, forget, cell, output): multiply by 4"
 _LSTM_MISCOUNTS = {
     (4, 4, 4, 0, 0, 0): "one bias vector per gate: PyTorch's LSTM has two bias vectors per gate, "
     "b_ih and b_hh, so 8·hidden biases, not 4·hidden.",
@@ -450,10 +431,9 @@ _LSTM_MISCOUNTS = {
     "also reads h_{t-1}.",
     (0, 4, 8, 0, 0, 0): "the input weights W_ih (4·hidden × d_in) are missing: each gate also "
     "reads x_t.",
-    (1, 1, 2, 0, 0, 0): "that is one gate; an LSTM has four gates (input, forget, cell, "
-    "output): multiply by 4.",
-    (1, 1, 1, 0, 0, 0): "that is one gate with one bias; an LSTM has four gates (multiply by 4), "
-    "and PyTorch gives each two bias vectors.",
+    (1, 1, 2, 0, 0, 0): f"that is one gate; {_FOUR}.",
+    (1, 1, 1, 0, 0, 0): f"that is one gate with one bias; {_FOUR}, and PyTorch gives each two "
+    "bias vectors.",
     (3, 3, 6, 0, 0, 0): "that is a GRU's three gates; an LSTM has four.",
     (8, 8, 16, 0, 0, 0): "that counts both directions; the function is for one direction of one "
     "layer.",
@@ -462,6 +442,11 @@ _LSTM_MISCOUNTS = {
     (4, 4, 0, 8, 0, 0): "the biases are 4·hidden long each, one entry per gate unit; you sized "
     "them by d_in.",
 }
+_LSTM_PARTS = (
+    "W_ih, four gates' (hidden × d_in), is 4·hidden·d_in",
+    "W_hh, four gates' (hidden × hidden), is 4·hidden²",
+    "the biases b_ih and b_hh are 4·hidden each, 8·hidden",
+)
 
 
 def _lstm_mistake(counts: list[float]) -> str | None:
@@ -471,21 +456,13 @@ def _lstm_mistake(counts: list[float]) -> str | None:
     fitted = tuple(float(x) for x in np.round(solution * 2) / 2)
     if list(_TERMS @ fitted) != counts:
         return None
-    if fitted in _LSTM_MISCOUNTS:
-        return _LSTM_MISCOUNTS[fitted]
-    if not any(fitted[:5]):
-        return f"your function returns {fitted[5]:g} whatever d_in and hidden are."
+    if fitted in _LSTM_MISCOUNTS or not any(fitted[:5]):
+        return _LSTM_MISCOUNTS.get(fitted) or _constant(fitted[5], (), "d_in and hidden")
     gates = fitted[0]  # as many gates as W_ih counts (hidden × d_in each)
     if fitted == (gates, gates, 2 * gates, 0, 0, 0):
         return f"that counts {gates:g} gates; an LSTM has four: multiply by 4."
     parts = [
-        what
-        for c, right, what in (
-            (fitted[0], 4, "W_ih, four gates' (hidden × d_in), is 4·hidden·d_in"),
-            (fitted[1], 4, "W_hh, four gates' (hidden × hidden), is 4·hidden²"),
-            (fitted[2], 8, "the biases b_ih and b_hh are 4·hidden each, 8·hidden"),
-        )
-        if c != right
+        what for c, r, what in zip(fitted, _LSTM_RIGHT[:3], _LSTM_PARTS, strict=False) if c != r
     ]
     if any(fitted[3:5]):
         parts.append(
@@ -513,6 +490,11 @@ _PER_ENTRY = {  # bytes per entry that a typical slip gives, and what it is
     32: "that is in bits (32 per float32 entry); return bytes, 4 per entry",
     **{4 / s: f"that is in {u}; return bytes (the notebook converts)" for u, s in _UNITS.items()},
 }
+_OWN = {  # the factors besides n², and what leaving one out means
+    "heads": "the heads were ignored: every head computes its own n × n matrix",
+    "layers": "the layers were ignored: every layer computes its own score matrices",
+    "batch": "the batch was ignored: every sequence in the batch has its own matrices",
+}
 
 
 @exercise("1.6", "Lab L1.C: the memory of the score matrix")
@@ -531,17 +513,11 @@ def score_memory(attention_bytes) -> str:
     )
     expect_parameters(attention_bytes, usage, 1, heads=1, layers=1, batch=1)
     expect_parameters(attention_bytes, usage, 1)
-    for n, heads, layers, batch in _BYTE_CASES:
-        got, expected = _bytes(attention_bytes, n, heads, layers, batch), 4 * n * n * heads
-        expected *= layers * batch
-        if got != expected:
-            called = f"attention_bytes({n}, heads={heads}, layers={layers}, batch={batch})"
-            if why := _misread([got], [expected], _byte_mistake(attention_bytes)):
-                raise Mismatch(f"`{called}` gave {_num(got)}: {why}", MISTAKE)
-            raise Mismatch(
-                f"`{called}` should be 4·n²·heads·layers·batch = {expected:,}; got {_num(got)}.",
-                DIFFERENCE,
-            )
+    said = [f"attention_bytes({n}, heads={h}, layers={x}, batch={b})" for n, h, x, b in _BYTE_CASES]
+    got = [_bytes(attention_bytes, *case) for case in _BYTE_CASES]
+    right = [4 * math.prod(case) * case[0] for case in _BYTE_CASES]
+    formula = "4·n²·heads·layers·batch"
+    _judge_counts(said, got, right, formula, lambda: _byte_mistake(attention_bytes))
     return (
         "4·n² bytes per head, layer and sequence: 1 MiB for one head at 512 tokens, 24 GiB for "
         "the base model's 8 heads × 6 layers on 32 sequences of 2,048 tokens."
@@ -562,30 +538,23 @@ def _byte_mistake(fn) -> str | None:
     if fitted is None:
         return None
     per_entry, (p_n, *powers) = fitted
-    if not any((p_n, *powers)):
-        return f"your function returns {_num(per_entry)} whatever n, heads, layers and batch are."
+    if constant := _constant(per_entry, (p_n, *powers), "n, heads, layers and batch"):
+        return constant
     parts = [m for v, m in _PER_ENTRY.items() if math.isclose(per_entry, v, rel_tol=1e-9)]
     if not parts and not math.isclose(per_entry, 4, rel_tol=1e-9):
         parts.append(f"{per_entry:g} bytes per entry; a float32 entry takes 4")
-    if p_n == 1:
-        parts.append("the score matrix is n × n: n² entries, not n")
-    elif p_n != 2:
-        parts.append(f"n appears to the power {p_n}; the score matrix is n × n, n² entries")
-    own = {
-        "heads": "the heads were ignored: every head computes its own n × n matrix",
-        "layers": "the layers were ignored: every layer computes its own score matrices",
-        "batch": "the batch was ignored: every sequence in the batch has its own matrices",
-    }
+    if p_n != 2:
+        power = "n² entries, not n" if p_n == 1 else f"n² entries, not n to the power {p_n}"
+        parts.append(f"the score matrix is n × n: {power}")
     if not any(powers):
         parts.append(
             "heads, layers and batch were ignored: every head of every layer of every sequence "
             "holds its own n × n matrix"
         )
-    else:
-        parts += [own[name] for name, p in zip(own, powers, strict=True) if p == 0]
-    for name, p in zip(own, powers, strict=True):
-        if p not in (0, 1):
-            parts.append(f"{name} appears to the power {p}; each multiplies the count once")
+    for (name, why), p in zip(_OWN.items(), powers, strict=True):
+        if p != 1 and any(powers):
+            parts.append(why if p == 0 else f"{name} appears to the power {p}; each "
+                         "multiplies the count once")  # fmt: skip
     return "; ".join(parts) + "." if parts else None
 
 

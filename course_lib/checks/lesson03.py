@@ -29,27 +29,15 @@ from ._mistakes import (
     expect_returned,
     masked,
     output_mistakes,
-    shape_mistake,
     softmax_confusions,
     softmax_mistakes,
     tensor_pair,
     weight_mistakes,
 )
 from ._remote import source_of
-from ._tensors import as_tensor, diagnose, fmt, match, one_number
+from ._tensors import as_tensor, diagnose, expect_shape, fmt, match, one_number
 
 # Shared by several exercises -------------------------------------------------------------------
-
-
-def _expect_shape(name: str, got, shape, letters: str = "", named=None, during: str = "") -> None:
-    """A Mismatch unless ``got`` has ``shape``, naming the mistake a wrong shape tells: ``named``
-    maps a shape to its message; then a transposed result or a batch axis too many or missing."""
-    if tuple(got.shape) == tuple(shape):
-        return
-    said = f"`{name}` should have shape {letters + ' = ' if letters else ''}{tuple(shape)}"
-    said = f"{during + ': ' if during else ''}{said}; got {tuple(got.shape)}"
-    why = (named or {}).get(tuple(got.shape)) or shape_mistake(got.shape, shape)
-    raise Mismatch(f"{said}: {why}" if why else said, MISTAKE if why else SHAPE)
 
 
 def _judge_mask(name: str, got, expected, mistakes, during: str) -> None:
@@ -76,7 +64,7 @@ def _causal_mistakes(T: int) -> list:
     return [
         (~ones.tril(), "True marks the future: True means may attend (on and below the diagonal)."),
         (ones.triu(), upper),
-        (ones.tril(-1), "the diagonal is False: a token may attend to itself (j ≤ i, not j < i)."),
+        (ones.tril(-1), "the diagonal is masked (False): a token sees itself (j ≤ i, not j < i)."),
         (ones.tril(1), "query i sees key i + 1, the very next token: one diagonal too high."),
         (ones, "everything is True: nothing is hidden."),
         (~ones, "everything is False: no query may attend to anything."),
@@ -134,10 +122,9 @@ def apply(apply_weights, apply_output) -> str:
     """
     s, values = torch.tensor([1.0, 0.0]).double(), torch.tensor([5.0, 3.0]).double()
     scaled = s / math.sqrt(2)
-    weights, got = scaled.softmax(-1), as_tensor("apply_weights", apply_weights)
+    weights = scaled.softmax(-1)
     one = "one number: attention gives every key its own weight, two keys here."
     two = "two rows of weights: the scores are one per key, K @ q (not K * q, nor K alone)."
-    _expect_shape("apply_weights", got, (2,), named={(): one, (1,): one, (2, 2): two})
     swapped = "the weights are swapped: q = [1, 0] matches the first key, so the first weight is"
     wrong = [
         (s.softmax(-1), "these are softmax([1, 0]): divide the scores by √d_k = √2 ≈ 1.414."),
@@ -148,7 +135,10 @@ def apply(apply_weights, apply_output) -> str:
         (s, "these are the raw scores q·k; scale them by 1/√2, then take the softmax."),
         *softmax_confusions(scaled),
     ]
-    diagnose("apply_weights", got, weights, wrong, weights=True, typed=True)
+    shapes = {(): one, (1,): one, (2, 2): two}
+    diagnose(
+        "apply_weights", apply_weights, weights, wrong, weights=True, typed=True, shapes=shapes
+    )
     out, output = as_tensor("apply_output", apply_output), weights @ values
     outer = "weights * V broadcasts into every product wᵢ·vⱼ; the output is weights @ V."
     misplaced = "each weight went to the wrong value: 0.670 is the first key's, whose value is 5."
@@ -183,28 +173,21 @@ def causal_pattern(causal_weights) -> str:
     `torch.zeros(4, 4).masked_fill(~torch.ones(4, 4, dtype=torch.bool).tril(), float("-inf"))`,
     then `.softmax(dim=-1)`.
     """
-    got = as_tensor("causal_weights", causal_weights)
     four = {(n, n): f"that is {n} tokens; the exercise has four, so (4, 4)." for n in range(1, 9)}
-    _expect_shape("causal_weights", got, (4, 4), "(T_q, T_k)", named=four)
     zeros, causal = torch.zeros(4, 4, dtype=torch.float64), causal_mask(4)
-    upper = "this is the upper triangle: the first token sees the future. Keep keys j ≤ i."
-    no_diagonal = "the diagonal is masked: a token may attend to itself (j ≤ i, not j < i)."
+    upper, fills = _causal_mistakes(4)[1][1], (float("-inf"), -1e9)
     masked_scores = "these are the masked scores; the softmax turns them into weights."
     ones = "these are the mask's ones and zeros; the weights are the softmax of the masked scores."
-    high = "each token also sees the next one: the mask is one diagonal too high. Keep keys j ≤ i."
     wrong = [
         (attend(zeros, causal).T, upper),
-        (attend(zeros, causal.T), upper),
         (causal.double(), ones),
-        (masked(zeros, causal), masked_scores),
-        (masked(zeros, causal, -1e9), masked_scores),
-        (attend(zeros, causal.tril(-1)), no_diagonal),
-        (attend(zeros, causal.tril(-1), fill=-1e9), no_diagonal),
-        (attend(zeros, torch.ones(4, 4, dtype=torch.bool).tril(1)), high),
+        *((masked(zeros, causal, fill), masked_scores) for fill in fills),
+        *((attend(zeros, m, fill=f), why) for m, why in _causal_mistakes(4)[1:4] for f in fills),
         *softmax_mistakes(zeros, causal),
         *softmax_confusions(masked(zeros, causal))[:1],  # the log-probabilities
     ]
-    diagnose("causal_weights", got, attend(zeros, causal), wrong, weights=True, typed=True)
+    four = dict(weights=True, typed=True, shapes=four, letters="(T_q, T_k)")
+    diagnose("causal_weights", causal_weights, attend(zeros, causal), wrong, **four)
     return (
         "lower-triangular rows of 1, 1/2, 1/3 and 1/4: each token shares its attention equally "
         "among itself and the tokens before it."
@@ -321,14 +304,14 @@ def _compare_attention(attention, q, k, v, mask, during):
         raise Mismatch(f"{during} the pair came back swapped: return (output, weights).", MISTAKE)
     flipped = (*expected_w.shape[:-2], k.shape[-2], q.shape[-2])
     by_keys = {flipped: f"that is (..., T_k, T_q) = {flipped}: compute q @ kᵀ, not k @ qᵀ."}
-    _expect_shape("weights", weights, expected_w.shape, "(..., T_q, T_k)", by_keys, during)
     widths = [(q.shape[-2], "T_q, the number of queries"), (k.shape[-2], "T_k, the number of keys")]
     widths += [(v.shape[-1], "d_v, the width of the values"), (q.shape[0], "the batch size")]
     mistakes = [
         *weight_mistakes(scores, d_k, mask, scaled_by=widths if q.dim() > 2 else widths[:3]),
         *softmax_confusions(scaled if mask is None else masked(scaled, mask))[:1],
     ]
-    diagnose("weights", weights, expected_w, mistakes, weights=True, during=during)
+    shapes = dict(shapes=by_keys, letters="(..., T_q, T_k)")
+    diagnose("weights", weights, expected_w, mistakes, weights=True, during=during, **shapes)
     diagnose("output", out, expected_out, output_mistakes(scaled, v), during=during)
     return out, weights
 
@@ -535,7 +518,7 @@ def causal_mask_function(make_causal_mask) -> str:
         got = expect_mask("make_causal_mask", call(make_causal_mask, T, during=f"for T = {T}"))
         named = {(4, 4): "the same size as for T = 4: build the mask from T."} if T != 4 else {}
         named[(T + 1, T + 1)] = f"one row and column too many: the mask for T = {T} is (T, T)."
-        _expect_shape(f"make_causal_mask({T})", got, (T, T), "(T, T)", named=named)
+        expect_shape(f"make_causal_mask({T})", got, (T, T), "(T, T)", shapes=named)
         expected, mistakes = causal_mask(T), _causal_mistakes(T)
         _judge_mask(f"make_causal_mask({T})", got, expected, mistakes, "from the causal mask")
     return "True on and below the diagonal: query i may attend to keys 0..i."
@@ -570,7 +553,7 @@ def padding_mask_function(make_padding_mask) -> str:
             **dict.fromkeys([(B, T, 1, 1), (B, 1, T, 1)], keys),
             **dict.fromkeys([(1, B, 1, T), (1, 1, B, T)], first),
         }
-        _expect_shape("make_padding_mask(...)", got, (B, 1, 1, T), "(B, 1, 1, T)", named=named)
+        expect_shape("make_padding_mask(...)", got, (B, 1, 1, T), "(B, 1, 1, T)", shapes=named)
         everything = (torch.ones_like(expected), "everything is True: the padding is not hidden.")
         mistakes = [*_padding_mistakes(tokens, pad_id), everything]
         _judge_mask("make_padding_mask", got, expected, mistakes, f"from tokens != pad_id {during}")

@@ -8,6 +8,7 @@ exact, compared with the typical miscounts, else read as whole matrices and bias
 
 import itertools
 import math
+from functools import partial
 
 import torch
 
@@ -21,21 +22,9 @@ from ._mistakes import (
     softmax_mistakes,
     tensor_pair,
 )
-from ._tensors import as_tensor, diagnose, match, one_number, whole_number
+from ._tensors import as_tensor, diagnose, whole_count
 
 # Shared by several exercises: counts ----------------------------------------------------------
-
-
-def _whole(name: str, value) -> int:
-    """The count as an int; a fraction is named as the likely slip, a / for a *."""
-    number = float(one_number(name, value, finite=False))
-    if math.isfinite(number) and number != int(number):
-        raise Mismatch(
-            f"`{name}` = {number:,.10g} is not a whole number: a count only multiplies and adds "
-            "whole sizes, so a / probably stands where a * belongs.",
-            MISTAKE,
-        )
-    return whole_number(name, value, "a count of parameters is a whole number")
 
 
 def _right_count(D: int, H: int, bias: bool) -> int:
@@ -160,28 +149,22 @@ def _crash_tip(error: Exception) -> str | None:
 
 
 def _judge(name, got, expected, mistakes=(), during="", shapes=None, weights=False) -> None:
-    """``diagnose``, after what it cannot name: a wrong shape that a mistake reproduces, that
-    ``shapes`` explains, or that holds the right sizes in another order. A result off by a
-    constant factor is a mistake too (for weights, rows that do not sum to 1 say more)."""
-    got, expected = as_tensor(name, got), as_tensor(name, expected)
-    shape = tuple(got.shape)
-    if shape != expected.shape:
-        order = f"the axes are out of order, {tuple(expected.shape)} expected: check which axes "
-        order += "your transpose or permute swaps."
-        why = match(got, mistakes) or (shapes or {}).get(shape)
-        if why := why or (sorted(shape) == sorted(expected.shape) and order):
-            raise Mismatch(f"{during}: `{name}` has shape {shape}: {why}", MISTAKE)
-    if shape == expected.shape and not weights and expected.any():
-        c = float(got.flatten() @ expected.flatten() / (expected.flatten() @ expected.flatten()))
-        stray = (
-            f"`{name}` is the right values with the sign flipped: a stray minus?"
-            if abs(c + 1) < 1e-3
-            else f"`{name}` is {c:.4g} times what it should be: a stray scale factor, or one "
-            "missing?"
-        )
-        scaled = abs(c - 1) > 1e-3 and abs(c) > 1e-6  # all zeros are not a scale: say where
-        mistakes = [*mistakes, (c * expected, stray)] if scaled else mistakes
-    diagnose(name, got, expected, mistakes, during=during, weights=weights)
+    """``diagnose``, reading a wrong shape (``shapes`` names some) and a result off by a
+    constant factor (for weights, rows that do not sum to 1 say more)."""
+    scaled = None if weights else partial(_scaled, name, as_tensor(name, expected))
+    settings = dict(during=during, weights=weights, explain=scaled, shapes=shapes or {})
+    diagnose(name, got, expected, mistakes, **settings)
+
+
+def _scaled(name: str, expected, got) -> str | None:
+    """A message if ``got`` is the reference times a constant: a stray minus or scale factor."""
+    e = expected.flatten()
+    c = float(got.flatten() @ e / (e @ e)) if e.any() else 1.0
+    if abs(c - 1) <= 1e-3 or abs(c) <= 1e-6 or not torch.allclose(got, c * expected, atol=1e-4):
+        return None  # all zeros are not a scale: say where
+    if abs(c + 1) < 1e-3:
+        return f"`{name}` is the right values with the sign flipped: a stray minus?"
+    return f"`{name}` is {c:.4g} times what it should be: a stray scale factor, or one missing?"
 
 
 # The typical mistakes of the heads, named once for every exercise that can make them.
@@ -249,8 +232,8 @@ def apply(total_weights, total_with_bias) -> str:
     W^O is (h·d_v) x d_model = 512 x 512. Each of the four projections has a bias of 512
     numbers.
     """
-    got_w = _whole("total_weights", total_weights)
-    got_b = _whole("total_with_bias", total_with_bias)
+    got_w = whole_count("total_weights", total_weights)
+    got_b = whole_count("total_with_bias", total_with_bias)
     swapped = [(1_050_624, "the two are swapped: the count with biases is the larger.")]
     wrong_w = swapped * (got_b == 1_048_576) + [*_miscounts(512, 8, False).values()]
     _expect_count(got_w, 1_048_576, wrong_w, "`total_weights` =", 512, 64, biases=0)
@@ -378,11 +361,8 @@ def forward_pass(multi_head_attention) -> str:
         output, weights = tensor_pair("multi_head_attention", result, during)
         ref, wrong = _stages(x, ws, H), _stage_mistakes(x, ws, H)
         swapped = [(ref["output"], "the pair is in the wrong order: return (output, weights).")]
-        averaged = (
-            ref["weights"].mean(1),
-            "(B, T, T) weights: return each head's, not their average.",
-        )
-        wrong_weights = [*swapped, averaged, *wrong["weights"]]
+        averaged = "(B, T, T) weights: return each head's, not their average."
+        wrong_weights = [*swapped, (ref["weights"].mean(1), averaged), *wrong["weights"]]
         _judge("weights", weights, ref["weights"], wrong_weights, during, weights=True)
         heads = [(_merge(h) @ w_o, m) for h, m in wrong["heads"] if h.shape == ref["heads"].shape]
         concat = [(c @ w_o, m) for c, m in wrong["concat"] if c.shape == ref["concat"].shape]
@@ -403,16 +383,9 @@ def _stages(x, ws, H) -> dict[str, torch.Tensor]:
     heads = weights @ v_heads  # (B, H, T, Dk)
     concat = _merge(heads)
     output = concat @ ws[3]
-    return dict(
-        x=x,
-        q=q,
-        q_heads=q_heads,
-        scores=scores,
-        weights=weights,
-        heads=heads,
-        concat=concat,
-        output=output,
-    )
+    stages = (x, q, q_heads, scores, weights, heads, concat, output)
+    names = ("x", "q", "q_heads", "scores", "weights", "heads", "concat", "output")
+    return dict(zip(names, stages, strict=True))
 
 
 _VECTORS = {"x @ w_q": 0, "x @ w_k": 1, "x @ w_v": 2, "x itself (not projected)": None}
@@ -473,8 +446,8 @@ def comparison(params_three_linears, params_four_heads) -> str:
 
     One nn.Linear(64, 64) holds 64·64 weights and 64 biases; multiply by the number of maps.
     """
-    three = _whole("params_three_linears", params_three_linears)
-    four = _whole("params_four_heads", params_four_heads)
+    three = whole_count("params_three_linears", params_three_linears)
+    four = whole_count("params_four_heads", params_four_heads)
     swapped = [(16_640, "the two are swapped: the module with W^O is the larger.")]
     wrong = swapped * (four == 12_480) + list(_WRONG_THREE.items())
     _expect_count(three, 12_480, wrong, "`params_three_linears` =", 64, maps=3, biases=3)
@@ -609,7 +582,7 @@ def count_function(mha_parameter_count) -> str:
     for D, H, bias in cases + [(12, 3, True), (12, 4, False), (12, 4, True)]:
         during = f"for d_model = {D}, n_heads = {H}, bias = {bias}"
         got = expect_returned("mha_parameter_count", call(fn, D, H, bias, during=during))
-        counts[D, H, bias] = _whole(f"mha_parameter_count({D}, {H}, {bias})", got)
+        counts[D, H, bias] = whole_count(f"mha_parameter_count({D}, {H}, {bias})", got)
     for D, H, bias in counts:  # the first wrong count is named
         said = f"for d_model = {D}, n_heads = {H}, bias = {bias} it returned"
         right, wrong = _right_count(D, H, bias), _explaining(counts, (D, H, bias))

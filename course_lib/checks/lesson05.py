@@ -1,8 +1,6 @@
 """Checks for lesson 5, positional encoding (paper §3.5): PE(pos, 2i) = sin(pos·ω_i) and
-PE(pos, 2i+1) = cos(pos·ω_i), with ω_i = 10000^(-2i/d_model) and positions from 0.
-
-Each value goes through ``diagnose``. Mistakes are written ``{message: wrong result}``; the
-frequencies' slips (``_frequencies``) serve 5.2, 5.3 and 5.5, the table's come from ``_mistakes``.
+PE(pos, 2i+1) = cos(pos·ω_i), with ω_i = 10000^(-2i/d_model) and positions from 0. The
+frequencies' slips (``_frequencies``) serve 5.2, 5.3 and 5.5; the table's come from ``_mistakes``.
 """
 
 import functools
@@ -15,13 +13,7 @@ from torch import nn
 from ..attention import scaled_dot_product_attention
 from ..positional import sinusoidal_encoding
 from ._core import MISTAKE, Mismatch, call, exercise, multiple_choice
-from ._mistakes import (
-    expect_returned,
-    expect_tensor,
-    positional_mistakes,
-    positional_table,
-    shape_mistake,
-)
+from ._mistakes import expect_tensor, positional_mistakes, positional_table, row_zero_off
 from ._tensors import as_tensor, close, diagnose, fmt, one_number, pairs
 
 # Shared by several exercises -------------------------------------------------------------------
@@ -126,12 +118,10 @@ def _mistakes_5_2() -> list:
     another pair's sin and cos in place of a pair's."""
     pe, dims = _pe_5(), DIMS_5_2.double()
     slips = {
-        "sin and cos are swapped: the even dimensions (0, 128) hold sin, the odd ones cos.": _pe_5(
-            even=torch.cos, odd=torch.sin
-        ),
-        "these are the values at position 6: positions count from 0, so pos = 5 is row 5.": _pe_5(
-            pos=6.0
-        ),
+        "sin and cos are swapped: the even dimensions (0, 128) hold sin, the odd ones "
+        "cos.": _pe_5(even=torch.cos, odd=torch.sin),
+        "these are the values at position 6: positions count from 0, so pos = 5 is "
+        "row 5.": _pe_5(pos=6.0),
         "these are the values at position 4; the exercise asks for pos = 5.": _pe_5(pos=4.0),
         "these are the values at position 0, [0, 1, 0, 1]; the exercise asks for "
         "position 5.": _pe_5(pos=0.0),
@@ -141,7 +131,8 @@ def _mistakes_5_2() -> list:
         "0, dimensions 128 and 129 in pair i = 64).": _pe_5(10000.0 ** -(2 * dims / 512)),
         "the odd dimensions 1 and 129 are cos, not sin.": _pe_5(odd=torch.sin),
         "the even dimensions 0 and 128 are sin, not cos.": _pe_5(even=torch.cos),
-    } | {message: _pe_5(w[DIMS_5_2 // 2]) for message, w in _frequencies(512).items()}
+    }  # fmt: skip
+    slips |= {message: _pe_5(w[DIMS_5_2 // 2]) for message, w in _frequencies(512).items()}
     coarse = "your numbers are rounded (or cut) too coarsely: round them to 2 decimals (not cut)."
     cuts = (pe.mul(10).round() / 10, pe.mul(10).trunc() / 10, pe.mul(100).trunc() / 100)
     which = itertools.product((True, False), repeat=4)
@@ -173,7 +164,7 @@ def shift(shift_matrix) -> str:
     for k, d_model in ((1, 4), (3, 8), (5, 64), (-2, 16)):
         during, name = f"for k = {k}, d_model = {d_model}", f"shift_matrix({k}, {d_model})"
         result = call(shift_matrix, k, d_model, during=during)
-        got = as_tensor(name, expect_tensor("shift_matrix", expect_returned(name, result)))
+        got = as_tensor(name, expect_tensor("shift_matrix", result))
         omega, block = _omega(d_model), "[[cos ω_i k, sin ω_i k], [-sin ω_i k, cos ω_i k]]"
         turned = functools.partial(_rotations, k * omega)  # each block laid out as given
         expected = turned()
@@ -187,25 +178,19 @@ def shift(shift_matrix) -> str:
             f"{block}.": turned(lambda c, s: [[s, c], [-c, s]]),
             "both sines in a block have the same sign; a rotation has opposite ones: "
             f"{block}.": turned(lambda c, s: [[c, s], [s, c]]),
-            f"both sines in a block are negative; a rotation has opposite ones: {block}.": turned(
-                lambda c, s: [[c, -s], [-s, c]]
-            ),
+            "both sines in a block are negative; a rotation has opposite ones: "
+            f"{block}.": turned(lambda c, s: [[c, -s], [-s, c]]),
             "R_k turns each pair by ω_i, whatever k: it should turn by ω_i·k.": _rotations(omega),
-            f"the sines are sin ω_i, without k: each block turns by ω_i·k, {block}.": turned(
-                sines=omega.sin()
-            ),
-            f"the cosines are cos ω_i, without k: each block turns by ω_i·k, {block}.": _rotations(
-                omega, sines=(k * omega).sin()
-            ),
-            f"every entry of a block is a sine: cos ω_i k goes on the diagonal, {block}.": turned(
-                lambda c, s: [[s, s], [-s, s]]
-            ),
-            f"every entry of a block is a cosine: ±sin ω_i k goes off the diagonal, {block}.": (
-                turned(lambda c, s: [[c, c], [-c, c]])
-            ),
+            "the sines are sin ω_i, without k: each block turns by ω_i·k, "
+            f"{block}.": turned(sines=omega.sin()),
+            "the cosines are cos ω_i, without k: each block turns by ω_i·k, "
+            f"{block}.": _rotations(omega, sines=(k * omega).sin()),
+            "every entry of a block is a sine: cos ω_i k goes on the diagonal, "
+            f"{block}.": turned(lambda c, s: [[s, s], [-s, s]]),
             "the blocks are in reverse order: block i, in rows 2i and 2i+1, turns by ω_i·k, the "
             "fastest (ω_0 = 1) first.": _rotations(k * omega.flip(0)),
-        } | {message: _rotations(k * w) for message, w in _frequencies(d_model).items()}
+        }  # fmt: skip
+        wrong |= {message: _rotations(k * w) for message, w in _frequencies(d_model).items()}
         during += _off(got, expected, k)
         diagnose(name, got, expected, wrong, atol=1e-5, during=during)
     pe = sinusoidal_encoding(40, 64).double()
@@ -277,30 +262,23 @@ def equivariance(inverse_perm, diff_without_pe, diff_with_pe) -> str:
     (round_off, without_slips), (right, with_slips) = _lab_5_4()
     norms = {"diff_without_pe": diff_without_pe, "diff_with_pe": diff_with_pe}
     for (name, value), lab in zip(norms.items(), (round_off, right), strict=True):
-        if as_tensor(name, value).numel() != 1 or one_number(name, value) < 0:
-            raise Mismatch(
-                f"`{name}` should be one number (an L2 norm), and a norm is never negative: take "
-                "the `.norm()` of the difference, not a sum, a difference or a tensor of them.",
-                MISTAKE,
-            )
-        if (norm := float(one_number(name, value))) == 0.0 != lab:
-            raise Mismatch(
-                f"`{name}` is exactly 0: nothing was compared, or a run with itself (an empty "
-                "slice? the input un-shuffled before the run?). Compare the shuffled run, "
-                "un-shuffled, with the plain one: that leaves float32 round-off, tiny but not 0.",
-                MISTAKE,
-            )
+        if as_tensor(name, value).numel() != 1 or (norm := float(one_number(name, value))) < 0:
+            message = f"`{name}` should be one number (an L2 norm), and a norm is never negative: "
+            message += "take the `.norm()` of the difference, not a sum, a difference or a tensor "
+            raise Mismatch(message + "of them.", MISTAKE)
+        if norm == 0.0 != lab:
+            message = f"`{name}` is exactly 0: nothing was compared, or a run with itself "
+            message += "(an empty slice? the input un-shuffled before the run?). Compare the "
+            message += "shuffled run, un-shuffled, with the plain one: that leaves float32 "
+            raise Mismatch(message + "round-off, tiny but not 0.", MISTAKE)
         norms[name] = norm
-    during = (
-        "without PE the layer is equivariant, so run(x[:, perm])[:, inverse_perm] - run(x) is "
-        "float32 round-off, below 1e-5 (un-shuffle the output with inverse_perm before comparing)"
-    )
+    during = "without PE the layer is equivariant, so run(x[:, perm])[:, inverse_perm] - run(x) "
+    during += "is float32 round-off, below 1e-5 (un-shuffle the output with inverse_perm before "
+    during += "comparing)"
     without, with_pe = norms.values()
     diagnose("diff_without_pe", without, round_off, without_slips, atol=1e-5, during=during)
-    during = (
-        "`diff_with_pe` is the L2 norm of run(x[:, perm] + pe)[:, inverse_perm] - run(x + pe) "
-        "for the setup cell's layer and input (run that cell again if you changed it)"
-    )
+    during = "`diff_with_pe` is the L2 norm of run(x[:, perm] + pe)[:, inverse_perm] - run(x + pe) "
+    during += "for the setup cell's layer and input (run that cell again if you changed it)"
     diagnose("diff_with_pe", with_pe, right, with_slips, typed=True, during=during)
     return (
         f"without PE the difference is below 1e-5 (round-off); with PE it is {with_pe:.2f}: a "
@@ -327,23 +305,21 @@ def _lab_5_4() -> tuple:
         slips |= {
             "the shuffled run's output was not un-shuffled: index it with inverse_perm before "
             "comparing.": shuffled - plain,
-            "the output was indexed with perm again; un-shuffle it with inverse_perm.": shuffled[
-                :, perm
-            ]
-            - plain,
+            "the output was indexed with perm again; un-shuffle it with inverse_perm.":
+                shuffled[:, perm] - plain,
             "the two runs were added: the difference is their subtraction.": back + plain,
             "this is the norm of the shuffled run's output alone: subtract the unshuffled "
             "run.": back,
-        }
+        }  # fmt: skip
         norms = {message: float(t.norm()) for message, t in slips.items()}
         return (back - plain).norm().item(), pairs(norms)
 
     without, moved = compared(run(x[:, perm]), run(x), {}), run(x[:, perm] + pe)[:, inverse]
+    with_pe = run(x + pe)
     slips = {
         "the encodings moved with their tokens. Add PE *after* shuffling, for the new positions: "
         "x[:, perm] + pe, not (x + pe)[:, perm].": torch.tensor(without[0]),
-        "this is the squared norm: take its square root, `.norm()`.": (moved - run(x + pe)).norm()
-        ** 2,
+        "this is the squared norm: take its square root, `.norm()`.": (moved - with_pe).norm() ** 2,
         "`pe` was added to only one of the two runs, the shuffled one: add it to x for the "
         "unshuffled run as well, run(x + pe).": moved - run(x),
         "`pe` was added to only one of the two runs, the unshuffled one: add it to the shuffled "
@@ -369,24 +345,18 @@ def table(positional_encoding) -> str:
     for max_len, d_model in ((3, 8), (50, 16), (7, 64)):
         during = f"for max_len = {max_len}, d_model = {d_model}"
         result = call(positional_encoding, max_len, d_model, during=during, tip=_sizes_tip)
-        got = expect_tensor("positional_encoding", expect_returned("positional_encoding", result))
+        got = expect_tensor("positional_encoding", result)
         if not (got.is_floating_point() or got.dtype == torch.bool):
-            raise Mismatch(
-                f"{during}: the table has dtype {got.dtype}, so every sine and cosine was cut to "
-                "a whole number: create it as floats, torch.zeros(max_len, d_model).",
-                MISTAKE,
-            )
-        if got.dim() > 1 and (slip := shape_mistake(got.shape, (max_len, d_model))):
-            raise Mismatch(
-                f"{during}: the table has shape {tuple(got.shape)}; it should be (max_len, "
-                f"d_model) = {(max_len, d_model)}, one row per position: {slip}",
-                MISTAKE,
-            )
+            message = f"{during}: the table has dtype {got.dtype}, so every sine and cosine was "
+            message += "cut to a whole number: create it as floats, torch.zeros(max_len, d_model)."
+            raise Mismatch(message, MISTAKE)
         pos = torch.arange(max_len, dtype=torch.float64)[:, None]  # (max_len, 1)
         got, expected = as_tensor("table", got), positional_table(pos, d_model)
         during += _table_off(got, expected, d_model)
         name = f"positional_encoding({max_len}, {d_model})"
-        diagnose(name, got, expected, _table_mistakes(pos, d_model), during=during)
+        read = {} if got.dim() > 1 else None  # a wrong shape read as a slip, unless 1-D
+        wrong, shape = _table_mistakes(pos, d_model), "(max_len, d_model)"
+        diagnose(name, got, expected, wrong, during=during, shapes=read, letters=shape)
     return (
         "every column pair (2i, 2i+1) holds sin and cos of pos / 10000^(2i/d_model); for "
         f"d_model = 8 position 1 is {fmt(sinusoidal_encoding(2, 8)[1])}."
@@ -430,11 +400,8 @@ def _table_off(got, expected, d_model) -> str:
     """Where a table is off, for the message: the row of position 0, or the worst column."""
     if got.shape != expected.shape or close(got, expected):
         return ""
-    if not close(got[0], expected[0]):
-        return (
-            f", the row of position 0 is {fmt(got[0, :6])}{' ...' if d_model > 6 else ''}; it "
-            "should be [0, 1, 0, 1, ...]: sin 0 = 0 in the even columns, cos 0 = 1 in the odd ones"
-        )
+    if row := row_zero_off(got, d_model):
+        return f", {row}"
     column = int((got - expected).abs().amax(dim=0).argmax())
     i, f, omega = column // 2, ("cos", "sin")[column % 2 == 0], _omega(d_model)[column // 2]
     return f", column {column} (pair i = {i}) should be {f}(pos · {omega:.4g}), with ω_{i} = " + (

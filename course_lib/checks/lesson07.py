@@ -1,8 +1,6 @@
-"""Checks for lesson 7, the complete Transformer (paper §3), its first half: the model.
-
-Counting parameters, how every position influences every other, and a [CLS] token. The second
-half, training it, is :mod:`.lesson07_training`. Masks follow the course convention: boolean,
-True = may attend.
+"""Checks for lesson 7, the complete Transformer (paper §3), its first half, the model: counting
+parameters, how every position influences every other, and a [CLS] token. The second half,
+training it, is :mod:`.lesson07_training`.
 """
 
 import functools
@@ -13,15 +11,7 @@ import torch
 
 from ..model import make_encoder
 from ..parameters import component
-from ._core import (
-    MISTAKE,
-    SHAPE,
-    TYPE,
-    Mismatch,
-    call,
-    exercise,
-    multiple_choice,
-)
+from ._core import MISTAKE, SHAPE, TYPE, Mismatch, call, exercise, multiple_choice
 from ._mistakes import count_slip, expect_count, expect_returned, expect_tensor
 from ._tensors import diagnose, many, one_number, pairs
 
@@ -111,10 +101,8 @@ def apply(encoder_layer_weights, encoder_weights) -> str:
     """
     layer = round(float(one_number("encoder_layer_weights", encoder_layer_weights)))
     slip = layer != _LAYER and count_slip(layer, _LAYER_TERMS, _SIZES)
-    off = (
-        f"expected attention 4 × 512 × 512 = {_ATTN:,} plus FFN 2 × 512 × 4096 = {_FFN:,}; "
-        f"yours is {layer - _LAYER:+,} off."
-    )
+    off = f"expected attention 4 × 512 × 512 = {_ATTN:,} plus FFN 2 × 512 × 4096 = {_FFN:,}; "
+    off += f"yours is {layer - _LAYER:+,} off."
     miscounts = {layer: slip, **_LAYER_MISCOUNTS} if slip else _LAYER_MISCOUNTS
     expect_count(layer, _LAYER, miscounts, "`encoder_layer_weights` =", off)
     total = round(float(one_number("encoder_weights", encoder_weights)))
@@ -218,27 +206,22 @@ def _miscounts(model) -> dict:
         "the keys are mixed up.": [right[{a: b, b: a}.get(i, i)] for i in range(5)]
         for a, b in itertools.combinations(range(4), 2)
     }
-    slips |= {
-        "that adds p.shape[0] (or len(p)), the number of rows; p.numel() counts every entry.": (
-            _breakdown(model, size=lambda p: p.shape[0])
-        ),
-        f"that is the first layer only; the encoder has {layers}: loop over all of them.": (
-            _breakdown(model, lambda n, p: "layers." not in n or "layers.0." in n)
-        ),
+    return slips | {
+        "that adds p.shape[0] (or len(p)), the number of rows; p.numel() counts every "
+        "entry.": _breakdown(model, size=lambda p: p.shape[0]),
+        f"that is the first layer only; the encoder has {layers}: loop over all of "
+        "them.": _breakdown(model, lambda n, p: "layers." not in n or "layers.0." in n),
         "that counts the weight matrices only; the biases are parameters too (p.numel() of "
         "every parameter).": _breakdown(model, lambda n, p: p.dim() > 1),
-        "no LayerNorm parameters counted: their names contain 'norm' (residual1.norm.weight).": (
-            _breakdown(model, lambda n, p: component(n) != "norms")
-        ),
-    }
-    return slips
+        "no LayerNorm parameters counted: their names contain 'norm' "
+        "(residual1.norm.weight).": _breakdown(model, lambda n, p: component(n) != "norms"),
+    }  # fmt: skip
 
 
 def _off(expected: list, got) -> str:
     """Which count is off, and what it should be."""
-    key, have, want = next(
-        (k, g, e) for k, g, e in zip(_KEYS, got.tolist(), expected, strict=True) if g != e
-    )
+    rows = zip(_KEYS, got.tolist(), expected, strict=True)
+    key, have, want = next((k, g, e) for k, g, e in rows if g != e)
     if have == 0:
         return f"`{key}` is 0: no parameter name matched. {_NAMES}"
     where = f"whose name contains '{_WORDS[key]}'" if key in _WORDS else "in the model"
@@ -266,16 +249,14 @@ def position_influence(influence) -> str:
         enc.train()  # the learner's function must switch dropout off itself
         during = f"with zeroed={zeroed}, probe={probe}"
         got = call(influence, enc, tokens, zeroed, probe, during=during, tip=_index_tip)
-        got = expect_tensor("influence", expect_returned("influence", got)).detach()
+        got = expect_tensor("influence", got).detach()
         training = enc.training and "the encoder is still in training mode, so dropout changes "
         training = training and training + "the outputs at random: call encoder.eval() first."
         right, mistakes = _influences(enc, tokens, zeroed, probe)
         if first is not None:  # a first answer right, this one the same: fixed positions
             fixed = "right for zeroed=3, probe=7, but not for zeroed=10, probe=2: use the "
             mistakes.insert(0, (first, fixed + "arguments `zeroed` and `probe`."))
-        diagnose(
-            "influence", got, right, mistakes, during=during, explain=lambda _, why=training: why
-        )
+        diagnose("influence", got, right, mistakes, during=during, explain=lambda _, t=training: t)
         first = right if first is None else first
     distances = ", ".join(f"{v:.2f}" for v in first.tolist())
     return f"distances at position 7 after zeroing position 3: {distances}, all non-zero."
@@ -308,19 +289,16 @@ def _influences(enc, tokens, zeroed: int, probe: int) -> tuple[torch.Tensor, lis
             "return one distance per sequence, shape (B,) = (3,): take the norm over d_model "
             "only (dim=-1).": expected.sum(),
             "you zeroed the position after adding the positional encoding; zero the scaled "
-            "embedding *before* it, so only the content is removed.": moved(
-                blank(original), original
-            ),
+            "embedding *before* it, so only the content is removed.":
+                moved(blank(original), original),
             "the embeddings are not multiplied by √d_model before the positional encoding "
             "(§3.4).": moved(positional(blank(unscaled)), positional(unscaled)),
             "you replaced the token id by 0, which looks up a real embedding row; set the scaled "
-            "embedding *vector* of that position to zeros instead.": moved(
-                positional(embedding(blanked) * root), original
-            ),
-            "these are the distances at position `zeroed`; measure at position `probe`.": moved(
-                positional(blank(unscaled * root)), original, at=zeroed
-            ),
-        }
+            "embedding *vector* of that position to zeros instead.":
+                moved(positional(embedding(blanked) * root), original),
+            "these are the distances at position `zeroed`; measure at position `probe`.":
+                moved(positional(blank(unscaled * root)), original, at=zeroed),
+        }  # fmt: skip
     return expected, pairs(slips)
 
 
@@ -339,24 +317,20 @@ def cls_token(prepend_cls) -> str:
         extra = {} if cls_id == 1 else {"cls_id": cls_id}
         during = "on a (2, 3) batch" + (f" with cls_id={cls_id}" if extra else "")
         got = call(prepend_cls, tokens.clone(), during=during, tip=_cat_tip, **extra)
-        got = expect_tensor("prepend_cls", expect_returned("prepend_cls", got))
+        got = expect_tensor("prepend_cls", got)
         if got.dtype != torch.long:
             raise Mismatch(f"token ids stay integers (torch.long); got dtype {got.dtype}", MISTAKE)
         column = torch.full((2, 1), cls_id)
         mistakes = {
-            "the CLS token went to the end; the classifier reads position 0, so it goes first.": (
-                torch.cat([tokens, column], dim=1)
-            ),
-            f"with cls_id={cls_id} the first column is still 1: use the argument `cls_id`.": (
-                torch.cat([torch.ones_like(column), tokens], dim=1)
-            ),
-            "the shape is still (B, T): prepend a new column instead of overwriting a token.": (
-                tokens.index_fill(1, torch.tensor([0]), cls_id)
-            ),
-            "shape (B, T + 2): two CLS columns. The column is torch.full((B, 1), cls_id).": (
-                torch.cat([column, column, tokens], dim=1)
-            ),
-        }
+            "the CLS token went to the end; the classifier reads position 0, so it goes "
+            "first.": torch.cat([tokens, column], dim=1),
+            f"with cls_id={cls_id} the first column is still 1: use the argument "
+            "`cls_id`.": torch.cat([torch.ones_like(column), tokens], dim=1),
+            "the shape is still (B, T): prepend a new column instead of overwriting a "
+            "token.": tokens.index_fill(1, torch.tensor([0]), cls_id),
+            "shape (B, T + 2): two CLS columns. The column is torch.full((B, 1), "
+            "cls_id).": torch.cat([column, column, tokens], dim=1),
+        }  # fmt: skip
         expected = torch.cat([column, tokens], 1)
         diagnose("prepend_cls(tokens)", got, expected, mistakes, during=during)
     return "id 1 at position 0 of every sequence, the rest shifted right by one."

@@ -1,8 +1,6 @@
-"""Checks for lesson 7, the complete Transformer (paper §5, §6), its second half: training.
-
-The warmup schedule, label smoothing, the model families, PyTorch's own encoder and a complete
-training step with the masks a popular version forgets. The first half, the model, is
-:mod:`.lesson07`. Masks follow the course convention: boolean, True = may attend.
+"""Checks for lesson 7 (paper §5, §6), its second half, training: the warmup schedule, label
+smoothing, the model families, PyTorch's own encoder and a complete training step with the masks
+a popular version forgets. The first half, the model, is :mod:`.lesson07`.
 """
 
 import functools
@@ -17,16 +15,7 @@ from torch import nn
 from ..data import PAD_ID
 from ..masks import padding_mask, target_mask
 from ..model import TransformerConfig, UnmaskedByDefault
-from ._core import (
-    DIFFERENCE,
-    MISTAKE,
-    SHAPE,
-    TYPE,
-    Mismatch,
-    call,
-    exercise,
-    multiple_choice,
-)
+from ._core import DIFFERENCE, MISTAKE, SHAPE, TYPE, Mismatch, call, exercise, multiple_choice
 from ._mistakes import expect_count, expect_returned
 from ._tensors import as_tensor, diagnose, expect_shape, many, match, one_number
 
@@ -67,14 +56,12 @@ def warmup(noam_lr, make_scheduler) -> str:
     slips = {
         "the learning rate stays 1.0: the scheduler must drive the optimizer it is given, "
         "LambdaLR(optimizer, ...).": [1.0 for _ in n],
-        "the learning rate never changes: pass the lambda's argument on, noam_lr(n + 1).": [
-            lrs[0] for _ in n
-        ],
-        f"the peak is at update 4001, one late: {_FROM_ZERO[:-1]}, once.": [
-            _noam(max(i, 1)) for i in n
-        ],
+        "the learning rate never changes: pass the lambda's argument on, "
+        "noam_lr(n + 1).": [lrs[0] for _ in n],
+        f"the peak is at update 4001, one late: {_FROM_ZERO[:-1]}, "
+        "once.": [_noam(max(i, 1)) for i in n],
         f"the first update uses noam_lr(2). {_FROM_ZERO}": [_noam(i + 2) for i in n],
-    }
+    }  # fmt: skip
     updates = [f"the lr of update {i + 1}" for i in n]
     _relative(lrs, [_noam(i + 1) for i in n], slips, updates, "the schedule's")
     return (
@@ -189,12 +176,10 @@ _TARGET_SLIPS = {
     "(the target sums to 1).": [0.9] + [0.025] * 3,
     "every class's share of ε is ε = 0.1 itself: divide it by K = 4 (the target is ε/K "
     "everywhere, then 1 − ε on class 0).": [1.0] + [0.1] * 3,
-    "what you add to the true class is 1: the true class gets 1 − ε on top of its ε/K, not 1.": [
-        1.025
-    ]
-    + [0.025] * 3,
+    "what you add to the true class is 1: the true class gets 1 − ε on top of its ε/K, "
+    "not 1.": [1.025] + [0.025] * 3,
     **{f"the 1 − ε went to class {at}; the true class is 0.": _TARGET.roll(at) for at in (1, 2, 3)},
-}
+}  # fmt: skip
 _SMOOTHED, _ENTROPY = _cross_entropy(_TARGET), _cross_entropy(_TARGET, _TARGET.log())
 _SMOOTHED_SLIPS = {
     **{why: _cross_entropy(target) for why, target in _TARGET_SLIPS.items()},
@@ -265,20 +250,17 @@ def choose_family(families) -> str:
     encoder-decoder.
     """
     if not isinstance(families, dict):
-        raise Mismatch(
-            f"`families` should be a dict task -> family; got {type(families).__name__}", TYPE
-        )
+        got = type(families).__name__
+        raise Mismatch(f"`families` should be a dict task -> family; got {got}", TYPE)
     for task, right in FAMILY_TASKS.items():
         if task not in families:
             raise Mismatch(f"`families` has no entry for {task!r}; keep the keys as given.", SHAPE)
         text = str(families[task]).lower().replace("_", "-").replace(" ", "-")
         family = next((f for f in _WHY if f in text or f.replace("-only", "") == text), None)
         if family is None:
-            raise Mismatch(
-                f"families[{task!r}] = {families[task]!r}; answer with 'encoder-only', "
-                "'decoder-only' or 'encoder-decoder'.",
-                TYPE,
-            )
+            message = f"families[{task!r}] = {families[task]!r}; answer with 'encoder-only', "
+            message += "'decoder-only' or 'encoder-decoder'."
+            raise Mismatch(message, TYPE)
         if family not in right:
             raise Mismatch(f"{task}: not {family}. Best is {right[0]}: {_WHY[right[0]]}.", MISTAKE)
     return (
@@ -299,11 +281,9 @@ def library(library_encoder, library_output) -> str:
     enable_nested_tensor=False)`, fed `torch.randn(10, 32, 512)`: (seq, batch, d_model).
     """
     if isinstance(library_encoder, nn.TransformerEncoderLayer):
-        raise Mismatch(
-            "`library_encoder` is one layer, not an nn.TransformerEncoder: stack it, "
-            "nn.TransformerEncoder(layer, num_layers=6).",
-            MISTAKE,
-        )
+        message = "`library_encoder` is one layer, not an nn.TransformerEncoder: stack it, "
+        message += "nn.TransformerEncoder(layer, num_layers=6)."
+        raise Mismatch(message, MISTAKE)
     if not isinstance(library_encoder, nn.TransformerEncoder):
         what = type(library_encoder).__name__
         raise Mismatch(f"`library_encoder` should be an nn.TransformerEncoder; got {what}", TYPE)
@@ -313,22 +293,17 @@ def library(library_encoder, library_output) -> str:
     settings |= {"dim_feedforward": (d_ff, 2048), "batch_first": (attention.batch_first, False)}
     has = [many(layers, "layer")] * (layers != 6)
     if has := has + [f"{name}={got}" for name, (got, want) in settings.items() if got != want]:
-        raise Mismatch(
-            f"the encoder has {', '.join(has)}; the lab's has num_layers=6, d_model=512, "
-            "nhead=8, and the defaults dim_feedforward=2048 and batch_first=False: "
-            "(seq, batch, d_model).",
-            MISTAKE,
-        )
+        message = f"the encoder has {', '.join(has)}; the lab's has num_layers=6, d_model=512, "
+        message += "nhead=8, and the defaults dim_feedforward=2048 and batch_first=False: "
+        message += "(seq, batch, d_model)."
+        raise Mismatch(message, MISTAKE)
     n = sum(p.numel() for p in library_encoder.parameters())
     expect_count(n, 18_914_304, {}, "the encoder's parameters number", "expected 18,914,304.")
     out = as_tensor("library_output", library_output)
     if out.dim() == 3 and out.shape[-1] == 512 and tuple(out.shape) != (10, 32, 512):
-        raise Mismatch(
-            f"`library_output` has shape {tuple(out.shape)}, the shape of the input you fed; "
-            "the lab's input is torch.randn(10, 32, 512), (seq, batch, d_model): 10 positions, "
-            "a batch of 32.",
-            MISTAKE,
-        )
+        message = f"`library_output` has shape {tuple(out.shape)}, the shape of the input you "
+        message += "fed; the lab's input is torch.randn(10, 32, 512), (seq, batch, d_model): 10 "
+        raise Mismatch(message + "positions, a batch of 32.", MISTAKE)
     expect_shape("library_output", out, (10, 32, 512), "(seq, batch, d_model)")
     return "(10, 32, 512) in and out, 3,152,384 parameters per layer and 18,914,304 in all."
 
@@ -530,11 +505,9 @@ def _check_update(optimizer, scheduler, moved, gradient, stale) -> None:
     ]  # fmt: skip
     diagnose("the gradient optimizer.step() used", used, _clipped(gradient), mistakes, atol=1e-7)
     if abs(lr - _tiny_warmup(0)) > 1e-12 or not torch.allclose(moved, lr * used, atol=1e-9):
-        raise Mismatch(
-            f"the update is not one optimizer.step() at the schedule's first lr "
-            f"{_tiny_warmup(0):.4g}. Order: {_ORDER}.",
-            DIFFERENCE,
-        )
+        message = "the update is not one optimizer.step() at the schedule's first lr "
+        message += f"{_tiny_warmup(0):.4g}. Order: {_ORDER}."
+        raise Mismatch(message, DIFFERENCE)
 
 
 # 7.12 (lab L7.I) The golden rule ---------------------------------------------------------------

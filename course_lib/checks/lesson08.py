@@ -1,10 +1,6 @@
-"""Checks for the project, a one-layer post-norm encoder in numpy (paper §3.1-§3.5).
-
-Each check runs the learner's function on the project's own inputs ("the cat sat", seed 42)
-and on extra inputs where the typical mistakes differ: large logits for the softmax, a
-constant row for layer norm, T_q != T_k and d_k != d_v for attention, non-zero biases and
-LayerNorm parameters. Every function returns numpy arrays and leaves its inputs untouched.
-A function that calls a project function failing its own check is told to fix that one first.
+"""Checks for the project, a one-layer post-norm encoder in numpy (paper §3.1-§3.5): each runs
+the learner's function on the project's inputs ("the cat sat", seed 42) and on inputs where the
+typical mistakes differ; one that calls a project function failing its check is told to fix it.
 """
 
 import functools
@@ -31,18 +27,15 @@ from ._mistakes import (
     expect_array,
     expect_parameters,
     expect_returned,
+    judge_each,
     keepdims_tip,
     output_mistakes,
     positional_mistakes,
+    row_zero_off,
     stable_softmax_mistakes,
     weight_mistakes,
 )
-from ._norms import (
-    add_and_norm_mistakes,
-    layer_norm_mistakes,
-    layer_norm_part_off,
-    layer_norm_slips,
-)
+from ._norms import add_and_norm_mistakes, layer_norm_mistakes, layer_norm_part_off
 from ._remote import closure_globals
 from ._tensors import diagnose, fmt, match
 
@@ -80,13 +73,12 @@ def _array(name: str, fn, *args, during: str, tip=keepdims_tip, pair=False):
 
 
 def _judge_each(name, fn, cases, reference, mistakes, explain=None, tip=keepdims_tip) -> None:
-    """Run the learner's ``fn`` on every case ``(during, *args)`` and judge the array it
-    returns against ``reference(*args)``: by the typical mistakes ``mistakes(*args)``, then by
-    ``explain(got, *args)``, a sentence naming what is off (or None), then where it is off."""
-    for during, *args in cases:
-        got = _array(name, fn, *args, during=during, tip=tip)
-        why = explain and (lambda got, args=args: explain(got, *args))
-        diagnose(name, got, reference(*args), mistakes(*args), ATOL, during=during, explain=why)
+    """``judge_each`` on the array the learner's numpy ``fn`` returns for each case."""
+
+    def run(during, *args):
+        return _array(name, fn, *args, during=during, tip=tip)
+
+    judge_each(name, cases, run, reference, mistakes, explain, ATOL)
 
 
 # Project functions that a learner's function calls ---------------------------------------------
@@ -189,13 +181,8 @@ def _pe_part_off(got, seq_len: int, d: int) -> str | None:
             "`pe` contains NaN or inf: a division by zero? pos is 0 in the first row and 2i "
             "is 0 in the first pair; the angle is pos / 10000 ** (2i / d_model)."
         )
-    if not np.allclose(got[0], np.arange(d) % 2, atol=0.05):  # a near miss: say where
-        return (
-            f"the row of position 0 is {fmt(got[0, :6])}{' ...' if d > 6 else ''}; it should "
-            "be [0, 1, 0, 1, ...]: sin 0 = 0 in the even columns, cos 0 = 1 in the odd ones. "
-            "Check which columns get sin and cos, and that the positions start at 0."
-        )
-    return None
+    row = row_zero_off(got, d, atol=0.05)  # a near miss: say where, not what
+    return row and f"{row}. Check which columns get sin and cos, and that the positions start at 0."
 
 
 @exercise("8.1", "Positional encoding")
@@ -250,34 +237,25 @@ def stable_softmax(softmax) -> str:
 
 
 def _overflowed(got, x) -> str | None:
-    if np.isfinite(got).all():
-        return None
-    return (
-        "your softmax gives NaN or inf: an exponential overflowed (e^1000 = inf, inf/inf = "
-        "NaN) or all of a row's underflowed (0/0). Subtract each row's maximum, x.max(axis=-1, "
-        "keepdims=True): every exponent is then ≤ 0, and the largest is e^0 = 1."
-    )
+    overflowed = "your softmax gives NaN or inf: an exponential overflowed (e^1000 = inf, inf/inf "
+    overflowed += "= NaN) or all of a row's underflowed (0/0). Subtract each row's maximum, "
+    overflowed += "x.max(axis=-1, keepdims=True): every exponent is then ≤ 0, and the largest is "
+    return None if np.isfinite(got).all() else overflowed + "e^0 = 1."
 
 
 def _softmax_mistakes(x) -> list:
     """The shared slips of a softmax by hand, a shift by the row's minimum or mean (each
     overflows), and a sum without keepdims (silent on a square input)."""
-    overflow = (
-        "so the largest entry's exponential overflows (e^1000 = inf, inf/inf = NaN). Subtract "
-        "each row's maximum, x.max(axis=-1, keepdims=True): every exponent is then ≤ 0."
-    )
-    slips = stable_softmax_mistakes(x)
+    overflow = "so the largest entry's exponential overflows (e^1000 = inf, inf/inf = NaN). "
+    overflow += "Subtract each row's maximum, x.max(axis=-1, keepdims=True): every exponent is "
+    slips, e = stable_softmax_mistakes(x), np.exp(x - x.max(axis=-1, keepdims=True))
     for name, shift in (("minimum", x.min), ("mean", x.mean)):
-        e = np.exp(x - shift(axis=-1, keepdims=True))
-        slips.append(
-            (e / e.sum(-1, keepdims=True), f"you subtracted each row's {name}, {overflow}")
-        )
+        shifted = np.exp(x - shift(axis=-1, keepdims=True))
+        said = f"you subtracted each row's {name}, {overflow}then ≤ 0."
+        slips.append((shifted / shifted.sum(-1, keepdims=True), said))
+    without = "without keepdims=True on the sum, the row sums (shape (n,)) line up with the "
+    without += "columns instead of the rows: .sum(axis=-1, keepdims=True)."
     if x.shape[0] == x.shape[1]:  # without keepdims a square input broadcasts silently
-        e = np.exp(x - x.max(axis=-1, keepdims=True))
-        without = (
-            "without keepdims=True on the sum, the row sums (shape (n,)) line up with the "
-            "columns instead of the rows: .sum(axis=-1, keepdims=True)."
-        )
         slips.append((e / e.sum(axis=-1), without))
     return slips
 
@@ -395,17 +373,13 @@ def normalisation(layer_norm) -> str:
     ]  # fmt: skip
     takes = "layer_norm must take eps as its fourth argument: def layer_norm(x, gamma, beta, "
     expect_parameters(layer_norm, f"{takes}eps=1e-5).", *cases[-1][1:])
-    how = (ref.layer_norm, _layer_norm_mistakes, layer_norm_part_off)
+    how = (ref.layer_norm, layer_norm_mistakes, layer_norm_part_off)
     _judge_each("layer_norm(x)", layer_norm, cases, *how)
     x1 = PROJECT.x1
     return (
         f"each row of x1 has mean {abs(x1.mean(axis=1)).max():.4f} and variance "
         f"{x1.var(axis=1).min():.4f}; a constant row comes out as beta, not NaN."
     )
-
-
-def _layer_norm_mistakes(x, gamma, beta, eps=1e-5) -> list:
-    return layer_norm_mistakes(x, gamma, beta, eps) + layer_norm_slips(x, gamma, beta, eps)
 
 
 # 8.6 Recall: why is the variance a little below 1? ---------------------------------------------
@@ -475,7 +449,7 @@ def _add_and_norm_mistakes(x, s, gamma, beta, eps=1e-5) -> list:
          "gamma, beta, eps)."),
         (norm(x - s), "you subtracted sublayer_out: the residual adds it, "
          "LayerNorm(x + sublayer_out)."),
-        *_layer_norm_mistakes(x + s, gamma, beta, eps),
+        *layer_norm_mistakes(x + s, gamma, beta, eps),
     ]  # fmt: skip
 
 

@@ -1,9 +1,5 @@
 """Checks for the numbers in the review questions (notebook 09): scaling at d_k = 64 (question 2)
-and the size of the attention matrix (question 4).
-
-Each value goes through ``diagnose`` with its typical slips, written ``{message: wrong value}``:
-a variance for a standard deviation, the scaled scores for the unscaled ones, n for n², d_model or
-the heads counted in, GiB for GB, float64 bytes.
+and the size of the attention matrix (question 4), each judged by ``diagnose`` with its slips.
 """
 
 import functools
@@ -35,11 +31,9 @@ def saturation(std_64, weights_8) -> str:
     expect_shape("weights_8", got, (3,))
     shown = "[" + ", ".join(f"{w:.5g}" for w in got.tolist()) + "]"
     if bool((got[expected < 1e-3] == 0).any()) and bool((got >= 0).all()):
-        raise Mismatch(
-            f"`weights_8` = {shown} is rounded too far: a softmax is never exactly one-hot, and "
-            "the small weights are the point here. Keep 5 significant digits, or do not round.",
-            MISTAKE,
-        )
+        too_far = f"`weights_8` = {shown} is rounded too far: a softmax is never exactly one-hot, "
+        too_far += "and the small weights are the point here. Keep 5 significant digits, or do "
+        raise Mismatch(too_far + "not round.", MISTAKE)
     if bool((got > 0).all()):  # the scores they are the softmax of, up to a constant (middle 0)
         # read to a factor 2 on each weight: the small ones are what rounding may leave
         during = f"`weights_8` = {shown} are the softmax of the scores log(w / w₁)"
@@ -58,9 +52,6 @@ def _std_slips() -> dict:
         "this is the variance, d_k; the standard deviation is √64 = 8.": 64,
         "this is 1/√64, the scaling factor; the standard deviation of q·k is √64 = 8.": 1 / 8,
         "this is 64²; the variance is d_k = 64 and the standard deviation its root, 8.": 64**2,
-        "this is 64^1.5; the standard deviation is the root of the variance 64: 8.": 64**1.5,
-        "this is the fourth root of 64; the standard deviation is its square root, 8.": 64**0.25,
-        "this is 1/64; the standard deviation of q·k is √64 = 8.": 1 / 64,
         "this is half of 64; the standard deviation is its square root, 8.": 32,
     } | {
         f"this is √{n}; at d_k = 64 the variance is 64, the standard deviation √64 = 8.": n**0.5
@@ -72,14 +63,11 @@ def _std_slips() -> dict:
 def _score_slips() -> list:
     """Scores whose softmax the weights are by mistake: reversed, scaled, other whole numbers."""
     slips = {
-        "these are the weights in reverse order: the largest score, 8, gets the largest weight.": [
-            -8,
-            0,
-            8,
-        ],
+        "these are the weights in reverse order: the largest score, 8, gets the largest "
+        "weight.": [-8, 0, 8],
         "these are the weights of the scaled scores [1, 0, -1]; the question asks what happens "
         "without scaling, for [8, 0, -8].": [1, 0, -1],
-    }
+    }  # fmt: skip
     for a, b in itertools.product(range(-20, 21), repeat=2):
         said = f"these weights are the softmax of the scores [{a}, 0, {b}]; the question's "
         slips.setdefault(said + "unscaled scores are [8, 0, -8].", [a, 0, b])
@@ -99,12 +87,9 @@ def matrix_size(entries_512, entries_100k, gb_100k) -> str:
     for name, (value, n) in answers.items():
         if isinstance(value, int) and abs(value) >= 2**63:  # beyond any tensor: n ** 2 swapped
             swapped = value == 2**n
-            raise Mismatch(
-                f"`{name}` has {len(str(abs(value)))} digits"
-                + (f": 2 ** {n} has the power the wrong way round. " if swapped else ". ")
-                + f"n² is {n:_} ** 2.",
-                MISTAKE if swapped else DIFFERENCE,
-            )
+            said = f": 2 ** {n} has the power the wrong way round. " if swapped else ". "
+            message = f"`{name}` has {len(str(abs(value)))} digits{said}n² is {n:_} ** 2."
+            raise Mismatch(message, MISTAKE if swapped else DIFFERENCE)
         got = float(one_number(name, value))
         diagnose(name, got, n * n, _entry_slips(n), during=f"`{name}` = {got:,.0f}")
     gb = float(one_number("gb_100k", gb_100k))
@@ -122,17 +107,12 @@ def _entry_slips(n: int) -> dict:
         "this is n² × d_model; d_model sets the cost of computing each score, not how many there "
         "are.": n * n * 512,
         "this counts all 8 heads; the question asks for one head: n².": n * n * 8,
-        "this counts 8 heads in each of 6 layers; the question asks for one head's matrix: n².": n
-        * n
-        * 48,
-        "this counts 6 layers; the question asks for one head's matrix: n².": n * n * 6,
+        "this counts 8 heads in each of 6 layers; the question asks for one matrix.": n * n * 48,
         "this is n(n + 1)/2, the causal triangle; the question's matrix is the full n × n (every "
         "query sees every key).": n * (n + 1) // 2,
-        "this is n(n − 1)/2, each pair of tokens once; the matrix has an entry for every (query, "
-        "key) in both orders, and the diagonal: n × n.": n * (n - 1) // 2,
+        "this is n(n − 1)/2, each pair of tokens once; the matrix has an entry for every "
+        "(query, key) in both orders, and the diagonal: n × n.": n * (n - 1) // 2,
         "this is half of n²: the matrix is the full n × n.": n * n // 2,
-        "this is n³; an n × n matrix has n² entries.": n**3,
-        "this is 4n; the matrix has n × n entries (4 bytes each is the memory).": 4 * n,
         "this is 4n², the memory in bytes; the number of entries is n².": 4 * n * n,
     } | {
         f"this is {r:,}²: the sequence has n = {n:,} tokens, so n² = {n * n:,}.": r * r
@@ -147,8 +127,6 @@ def _size_slips() -> dict:
         "this is in bytes; 1 GB = 10⁹ bytes.": 4e10,
         "this is in GiB (2³⁰ bytes); the question uses GB = 10⁹ bytes.": 4e10 / 2**30,
         "this is in MB (10⁶ bytes); the question asks for GB = 10⁹ bytes.": 4e4,
-        "this is in kB (10³ bytes); the question asks for GB = 10⁹ bytes.": 4e7,
-        "this is in TB (10¹² bytes); the question asks for GB = 10⁹ bytes.": 0.04,
         "8 bytes per entry is float64; float32 takes 4.": 80,
         "2 bytes per entry is float16; float32 takes 4.": 20,
         "1 byte per entry? A float32 takes 4 bytes.": 10,

@@ -66,3 +66,16 @@ def describe() -> str:
         f"torch kernels {torch.backends.cpu.get_cpu_capability()}, MKL_CBWR {mkl}, "
         f"{threads} thread{'s' if threads != 1 else ''}"
     )
+
+
+def processor() -> str:
+    """The processor's model name as Linux reports it (elsewhere, what Python knows): with the
+    kernels and thread count, what decides whether two runs can give the same bits."""
+    try:
+        with open("/proc/cpuinfo") as cpuinfo:
+            names = [line.split(":", 1)[1].strip() for line in cpuinfo if "model name" in line]
+        return names[0]
+    except (OSError, IndexError):
+        import platform
+
+        return platform.processor() or platform.machine()
