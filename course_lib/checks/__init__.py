@@ -1,22 +1,13 @@
 """Exercise checks: ``check("3.2", apply_weights, apply_output)`` and ``hint("3.2")``.
 
-``check`` never raises into the notebook: it returns a :class:`Result` with ``passed``
-(a bool), ``status`` ("passed", "failed" or "not done") and a ``message`` naming the likely
-mistake. It shows as a box with a symbol and a word, so the outcome never depends on colour.
-``hint`` shows the next hint of an exercise each time it runs. ``require`` is the same check
-for autograders (nbgrader, otter-grader): silent on a pass, an ``AssertionError`` otherwise.
-``reveal("2.w1", my_answer)`` shows the model answer of a written question under the
-learner's own (:mod:`course_lib.model_answers`).
+``check`` never raises into the notebook: its :class:`Result` shows a symbol and a word (never
+colour alone) and a message naming the likely mistake. ``hint`` shows an exercise's next hint;
+``require`` is the check for autograders (silent on a pass, an ``AssertionError`` otherwise);
+``reveal("2.w1", my_answer)`` shows a written question's model answer.
 
-Each exercise declares the notebook names that hold its answer (``Exercise.names``); the
-instructor's grader reads the same names and runs the same checks.
-
-The modules: ``_core`` (the result, the declarations, calling the learner's code),
-``_tensors`` (the one comparison, :func:`~._tensors.diagnose`), ``_mistakes`` and ``_norms``
-(the typical mistakes lessons share), ``_rules`` (what an answer may use), ``_purity`` (the
-learner's state left as it was), ``_remote`` and ``_plain`` (the grader's sandbox), and a
-``lessonNN`` module per lesson (lesson 7's second half in ``lesson07_training``). How to write
-a check: docs/maintaining.md, "Writing a check".
+Modules: ``_core`` (results, declarations, calls), ``_tensors`` (the comparison), ``_mistakes``
+and ``_norms`` (shared mistakes), ``_rules`` (what an answer may use), ``_purity`` (state kept),
+``_remote`` and ``_plain`` (the grader's sandbox), ``lessonNN``. See docs/maintaining.md.
 """
 
 import html
@@ -36,13 +27,12 @@ from ._core import FAILED, MIME_TYPE, NOT_DONE, PASSED, Exercise, Result, declar
 def _collect() -> dict[str, Exercise]:
     """Every ``lessonNN`` module's declared exercises, keyed by id; a repeated id is an error."""
     found: dict[str, Exercise] = {}
-    for module in sorted(m.name for m in pkgutil.iter_modules(__path__)):
-        if module.startswith("lesson"):
-            imported = importlib.import_module(f".{module}", __name__)
-            for exercise in declared(imported.__name__):
-                if exercise.id in found:
-                    raise ValueError(f"exercise id {exercise.id!r} is defined twice ({module})")
-                found[exercise.id] = exercise
+    lessons = sorted(m.name for m in pkgutil.iter_modules(__path__) if m.name.startswith("lesson"))
+    for module in lessons:
+        for exercise in declared(importlib.import_module(f".{module}", __name__).__name__):
+            if exercise.id in found:
+                raise ValueError(f"exercise id {exercise.id!r} is defined twice ({module})")
+            found[exercise.id] = exercise
     return found
 
 
@@ -52,34 +42,31 @@ _hints_shown: dict[str, int] = {}
 _graded: dict[str, tuple] = {}  # under a grader: id -> (answers as checked, answers, Result)
 
 
-def exercises(lesson: int) -> list[Exercise]:
+def exercises(lesson: int | str) -> list[Exercise]:
     """The exercises of one lesson, in order."""
     return [e for e in EXERCISES.values() if e.id.split(".")[0] == str(lesson)]
 
 
-def _unknown(exercise_id) -> str:
-    lesson = str(exercise_id).split(".")[0]
+def _unknown(exercise_id) -> Result:
+    known = [e.id for e in exercises(str(exercise_id).split(".")[0])] or list(EXERCISES)
+    message = f"there is no exercise {exercise_id!r}; the exercises are {', '.join(known)}."
     if WRITTEN.fullmatch(str(exercise_id)):  # nothing to check: a model answer to see
-        return (
-            f"{exercise_id} is a written question: your answer is the text you write. "
-            f'reveal("{exercise_id}", my_answer) shows the model answer under it.'
-        )
-    known = [e.id for e in EXERCISES.values() if e.id.split(".")[0] == lesson] or list(EXERCISES)
-    return f"there is no exercise {exercise_id!r}; the exercises are {', '.join(known)}."
+        message = f"{exercise_id} is a written question: your answer is the text you write. "
+        message += f'reveal("{exercise_id}", my_answer) shows the model answer under it.'
+    return Result(str(exercise_id), FAILED, message)
 
 
 def check(exercise_id: str, *answers) -> Result:
     """Check the answer(s) to one exercise; see the module docstring."""
+    return _checked(exercise_id, answers, reuse=True)
+
+
+def _checked(exercise_id, answers, reuse: bool) -> Result:
+    """The verdict. A grader's notebook checks an exercise twice (``require``, then ``check``):
+    ``check`` of answers unchanged since gets their verdict; ``require`` (scoring) checks afresh."""
     exercise = EXERCISES.get(str(exercise_id))
     if exercise is None:
-        return Result(str(exercise_id), FAILED, _unknown(exercise_id))
-    return _checked(exercise, answers, reuse=True)
-
-
-def _checked(exercise, answers, reuse: bool) -> Result:
-    """The verdict. A grader's notebook checks an exercise twice (the grader's ``require``,
-    the lesson's ``check``): a ``check`` of the same answers, unchanged since, gets the verdict
-    they got; ``require``, which scores, always checks afresh."""
+        return _unknown(exercise_id)
     if not graded():
         return exercise.run(*answers)
     seen = [_as_checked(a) for a in answers]
@@ -90,9 +77,8 @@ def _checked(exercise, answers, reuse: bool) -> Result:
 
 
 def _as_checked(answer):
-    """What tells an answer apart from a later one: its value if a number or a string, else
-    the object (kept alive with the verdict, so that its id stays its own) and, for a tensor
-    or an array, its contents."""
+    """What tells an answer from a later one: a number's or a string's value; else the object
+    (kept alive with the verdict, so its id stays its own) and a tensor's or array's contents."""
     if isinstance(answer, int | float | complex | str | bytes | bool | type(None)):
         return repr(answer)
     if isinstance(answer, torch.Tensor):
@@ -103,8 +89,7 @@ def _as_checked(answer):
 
 
 class CheckFailed(AssertionError):
-    """Raised by :func:`require`: its text is the check's verdict and message, as the notebook
-    shows them; ``result`` is the whole :class:`Result` and ``diagnosis`` its kind."""
+    """Raised by :func:`require`: the verdict as its text, with its ``result`` and ``diagnosis``."""
 
     def __init__(self, result: Result):
         super().__init__(str(result))
@@ -113,15 +98,9 @@ class CheckFailed(AssertionError):
 
 
 def require(exercise_id: str, *answers) -> None:
-    """The raising form of :func:`check`, for autograders that score a cell by whether it
-    raises (nbgrader's test cells, otter-grader's tests): silent when the answers pass,
-    :class:`CheckFailed` (an ``AssertionError``) with the check's message otherwise.
-    """
-    exercise = EXERCISES.get(str(exercise_id))
-    if exercise is None:
-        result = Result(str(exercise_id), FAILED, _unknown(exercise_id))
-    else:
-        result = _checked(exercise, answers, reuse=False)
+    """:func:`check` for autograders that score a cell by whether it raises (nbgrader, otter):
+    silent when the answers pass, :class:`CheckFailed` with the check's message otherwise."""
+    result = _checked(exercise_id, answers, reuse=False)
     if not result.passed:
         raise CheckFailed(result)
 
@@ -147,7 +126,7 @@ def hint(exercise_id: str) -> Hint | Result:
     """The next hint for an exercise; after the last one, the last one again."""
     exercise = EXERCISES.get(str(exercise_id))
     if exercise is None:
-        return Result(str(exercise_id), FAILED, _unknown(exercise_id))
+        return _unknown(exercise_id)
     n = min(_hints_shown.get(exercise.id, 0) + 1, len(exercise.hints))
     _hints_shown[exercise.id] = n
     return Hint(exercise.id, n, len(exercise.hints), exercise.hints[n - 1])

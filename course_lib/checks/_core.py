@@ -1,18 +1,9 @@
 """What every exercise check shares: the result, the exercise, its declaration and its calls.
 
-A check never raises into the notebook. It returns a :class:`Result` whose status is
-"passed", "failed" or "not done", with a message that names the likely mistake.
-Exercise-specific code (the verifiers in ``lessonNN.py``) signals outcomes with two
-exceptions: :class:`NotDone` (the answer is still the lesson's stub) and :class:`Mismatch`
-(the answer is wrong; its text says how). Any other exception comes from the learner's own
-code and is reported with the line it came from (:func:`describe_error`).
-
-An exercise is declared where its verifier is defined, by :func:`exercise` (or
-:func:`multiple_choice`); ``checks/__init__.py`` gathers the declarations of every lesson
-module. The learner's functions are called through :func:`call`.
-
-Every verifier runs inside ``_purity.untouched``: whatever it does, the learner's random
-states, default dtype, thread count, grad mode and answers are as they were afterwards.
+A verifier (in ``lessonNN.py``, declared by :func:`exercise` or :func:`multiple_choice`)
+returns its success message or raises :class:`NotDone` (still the stub) or :class:`Mismatch`
+(wrong; its text says how); any other exception is the learner's, reported with its line.
+It runs inside ``_purity.untouched``, so the learner's state is as it was afterwards.
 """
 
 import copy
@@ -82,12 +73,8 @@ class Mismatch(Exception):
 
 @dataclass(frozen=True)
 class Result:
-    """The outcome of one check: ``passed`` (bool), ``status`` and a ``message``.
-
-    A failed result also says what kind of diagnosis its message is (``diagnosis``, one of
-    :data:`DIAGNOSES`) and, when the answer uses course_lib's reference code against the
-    exercise's rules, which names (``uses``).
-    """
+    """The outcome of one check: ``passed``, ``status`` and ``message``; when failed, the kind
+    of diagnosis (one of :data:`DIAGNOSES`) and the course_lib names it uses against the rules."""
 
     exercise: str
     status: str
@@ -128,19 +115,9 @@ class Result:
 
 @dataclass(frozen=True)
 class Exercise:
-    """One exercise: where its answer lives and how to check it.
-
-    Args:
-        id: the number learners type, e.g. ``"3.2"``.
-        title: a few words, e.g. ``"Apply: one query, two keys"``.
-        names: the notebook variables holding the answer, in the order ``check`` takes them;
-            the instructor's grader reads the same names.
-        verify: takes the answers; returns the success message, or raises
-            :class:`NotDone` / :class:`Mismatch`.
-        hints: shown one at a time by ``hint(id)``, from gentle to explicit.
-        kind: ``"code"`` or ``"choice"`` (multiple choice).
-        rules: what the answer may use; the check and the grader both enforce them.
-    """
+    """One exercise: its id ("3.2"), title, the notebook names of its answer (in the order
+    ``check`` takes them; the grader reads the same), verifier, hints (gentle to explicit),
+    kind ("code" or "choice") and rules (what the answer may use)."""
 
     id: str
     title: str
@@ -178,11 +155,8 @@ class Exercise:
         if self.kind == "code":  # what the grader would refuse is refused here too
             why, uses = self._broken(answers, sources)
             if why:  # the check's own verdict follows, for the learner and the instructor
-                after = (
-                    "your answer passes the check."
-                    if verdict.passed
-                    else f"the check says: {verdict.message}"
-                )
+                said = f"the check says: {verdict.message}"
+                after = "your answer passes the check." if verdict.passed else said
                 return Result(self.id, FAILED, f"{why} Apart from that, {after}", RULE, tuple(uses))
         return verdict
 
@@ -198,12 +172,8 @@ class Exercise:
         return self.rules.refused(written_uses(list(self.names), sources))
 
     def _verified(self, answers) -> Result:
-        """The verifier's verdict on the answers, whatever it raises.
-
-        Warnings raised on the way (by PyTorch, or by the learner's code the check calls) are
-        not shown: the verdict is the check's whole output, in the notebook as at grading,
-        where nbgrader scores a test cell that writes to stderr 0.
-        """
+        """The verifier's verdict, whatever it raises. Warnings are not shown: the verdict is the
+        check's whole output, as at grading, where nbgrader scores 0 a cell writing to stderr."""
         try:
             with untouched(answers), warnings.catch_warnings():
                 warnings.simplefilter("ignore")
@@ -237,16 +207,6 @@ def _is_learners(filename: str) -> bool:
     return not str(Path(filename).resolve()).startswith(_LIBRARY_DIRS)
 
 
-def _from_a_cell(filename: str) -> bool:
-    """Code typed in a notebook: a cell's file (ipykernel's), or no file at all ("<string>").
-
-    At grading an answer's function comes out of the student's kernel through cloudpickle,
-    which (from 3.1.3) renames its file "<dynamic-code>": it is still the student's cell,
-    and the message must read as it did in the notebook.
-    """
-    return "ipykernel" in filename or filename.startswith("<")
-
-
 def describe_error(e: BaseException) -> str:
     """``"ZeroDivisionError: division by zero (line 3 of your cell)"``: type, text, and where."""
     if isinstance(getattr(e, "described", None), str):  # raised in the grading sandbox
@@ -254,9 +214,11 @@ def describe_error(e: BaseException) -> str:
     text = f"{type(e).__name__}: {e}" if str(e) else type(e).__name__
     frames = [f for f in traceback.extract_tb(e.__traceback__) if _is_learners(f.filename)]
     if frames:
-        frame = frames[-1]
-        where = "your cell" if _from_a_cell(frame.filename) else frame.filename.split("/")[-1]
-        text += f" (line {frame.lineno} of {where})"
+        name = frames[-1].filename
+        # A cell's file is ipykernel's, or none ("<string>"); at grading cloudpickle (3.1.3 on)
+        # names it "<dynamic-code>": still the student's cell, to read as in the notebook.
+        cell = "ipykernel" in name or name.startswith("<")
+        text += f" (line {frames[-1].lineno} of {'your cell' if cell else name.split('/')[-1]})"
     return text
 
 
@@ -276,19 +238,9 @@ def exercise(
 ) -> Callable[[Callable[..., str]], Exercise]:
     """Declare a code exercise on its verifier: ``@exercise("3.2", "Apply: one query, two keys")``.
 
-    ``uses``, ``forbidden``, ``loops`` and ``written_out`` are the exercise's
-    :class:`~._rules.Rules`: the course_lib names its answer may use, the library functions it
-    may not, whether Python loops are allowed, and the keywords a value answer's cell may not
-    pass. The prompt states them (``Rules.describe``).
-
-    The decorated function is the verifier. Its parameters are the notebook names that hold
-    the answer, in the order ``check`` takes them (the instructor's grader reads the same
-    names); it returns the success message or raises :class:`NotDone` / :class:`Mismatch`.
-    Its docstring holds the hints, one paragraph each, from gentle to explicit; a paragraph's
-    lines are joined with single spaces, so wrap them anywhere between words.
-
-    The decorator returns the :class:`Exercise` and registers it with its module, in
-    declaration order; ``checks/__init__.py`` gathers every lesson module's exercises.
+    The keywords are its :class:`~._rules.Rules`. The verifier's parameters are the answers'
+    notebook names; its docstring's paragraphs are the hints (lines joined by single spaces).
+    Returns the :class:`Exercise`, registered with its module in declaration order.
     """
 
     def declare(verify: Callable[..., str]) -> Exercise:
@@ -300,46 +252,38 @@ def exercise(
 
 
 def multiple_choice(exercise_id: str, title: str, *, correct: str) -> Callable[..., Exercise]:
-    """Declare a multiple-choice question on a function without a body.
-
-    The function's one parameter is the notebook name of the answer (a letter). Its
-    docstring holds the hints and, in paragraphs that start with ``(a)``, ``(b)``, ..., what
-    each option gets right or wrong: the message shown when that letter is the answer::
-
-        @multiple_choice("3.1", "Recall: why divide by √d_k?", correct="c")
-        def recall(answer_3_1):
-            \"""Think about the variance of q·k ...
-
-            (a) The division costs one extra operation; ...
-
-            (b) The softmax makes every row sum to 1 whatever the scale ...
-
-            (c) With unit-variance components, ...
-            \"""
-
-    The right letters are spread over the options (``tests/test_checks.py`` checks it). Moving
-    an option to another letter changes what earlier copies' answers mean: record the lesson's
-    released versions and the moves in ``course_lib/choice_history.py``.
+    """Declare a multiple-choice question on a function without a body, whose one parameter
+    is the answer's notebook name (a letter). Its docstring's paragraphs are the hints, but
+    for those that start ``(a) ``, ``(b) ``, ...: what that option gets right or wrong, shown
+    when it is the answer. Moving an option to another letter changes what earlier copies'
+    answers mean: record it in ``course_lib/choice_history.py``.
     """
 
     def declare(question: Callable[..., object]) -> Exercise:
-        hints, explanations = [], {}
+        hints, options = [], {}
         for paragraph in _paragraphs(question):
-            option = re.fullmatch(r"\(([a-z])\) (.+)", paragraph)
-            if option:
-                explanations[option[1]] = option[2]
+            if option := re.fullmatch(r"\(([a-z])\) (.+)", paragraph):
+                options[option[1]] = option[2]
             else:
                 hints.append(paragraph)
         names = _names(question)
-        if len(names) != 1 or correct not in explanations:
+        if len(names) != 1 or correct not in options:
             raise ValueError(
                 f"{question.__qualname__}: a multiple choice takes one answer and explains "
-                f"the correct option ({correct!r}) among its options {list(explanations)}"
+                f"the correct option ({correct!r}) among its options {list(options)}"
             )
-        verify = _choice_verify(correct, explanations)
-        return _register(
-            question, Exercise(exercise_id, title, names, verify, tuple(hints), kind="choice")
-        )
+        letters = ", ".join(f'"{k}"' for k in options)
+
+        def verify(answer) -> str:
+            letter = choice_letter(answer)
+            if letter not in options:
+                raise Mismatch(f"answer with one of {letters} (a string); got {answer!r}", TYPE)
+            if letter != correct:
+                raise Mismatch(f"({letter}) is not the best answer. {options[letter]}", MISTAKE)
+            return f"({letter}) is right. {options[letter]}"
+
+        exercise = Exercise(exercise_id, title, names, verify, tuple(hints), kind="choice")
+        return _register(question, exercise)
 
     return declare
 
@@ -401,21 +345,6 @@ def _paragraphs(fn: Callable) -> tuple[str, ...]:
     return tuple(" ".join(p.split()) for p in re.split(r"\n\s*\n", doc.strip()))
 
 
-def _choice_verify(correct: str, explanations: dict[str, str]) -> Callable[[str], str]:
-    """The verifier of a multiple choice: each option explains itself."""
-    letters = ", ".join(f'"{k}"' for k in explanations)
-
-    def verify(answer) -> str:
-        letter = choice_letter(answer)
-        if letter not in explanations:
-            raise Mismatch(f"answer with one of {letters} (a string); got {answer!r}", TYPE)
-        if letter != correct:
-            raise Mismatch(f"({letter}) is not the best answer. {explanations[letter]}", MISTAKE)
-        return f"({letter}) is right. {explanations[letter]}"
-
-    return verify
-
-
 # Calling the learner's code -------------------------------------------------------------------
 
 
@@ -431,30 +360,26 @@ def call(
 ):
     """Call the learner's ``fn(*args, **kwargs)``; the one way a check runs learner code.
 
-    A function that still raises ``NotImplementedError``, or has no code, is "not done"; any
-    other exception becomes a :class:`Mismatch`: "your function raised <describe_error> when
-    called <during>."
+    A stub (no code, or its ``raise NotImplementedError``) is "not done"; a crash becomes a
+    :class:`Mismatch` "your function raised ... when called <during>."
 
     Args:
         during: how it was called, e.g. ``"for T = 4"`` or ``"on q (2, 5, 8)"``.
-        tip: a sentence added to the message of a crash, or a function of the exception
-            returning one (or None for no tip).
-        in_place: the message if ``fn`` writes into one of its tensor or array arguments
-            (``x -= ...``). ``fn`` then gets copies, so the check's own inputs stay intact.
-        unfinished: the "not done" message for a ``NotImplementedError`` raised by a function
-            that ``fn`` calls (an earlier exercise), rather than by ``fn`` itself.
-        then: for a result that is not plain data (a scheduler), a function of ``course_lib``
-            given the result and the arguments, whose plain answer is returned instead: at
-            grading it runs beside the learner's code, in the sandbox.
-
-    The result is returned as it is; ``_mistakes.tensor_pair`` and ``_mistakes.array_pair``
-    check a returned pair (output, weights).
+        tip: a sentence added to a crash's message, or a function of the exception giving one
+            (or None); with a tip the crash is a named mistake.
+        in_place: the message if ``fn`` writes into a tensor or array argument; ``fn`` then
+            gets copies, so the check's own inputs stay intact.
+        unfinished: the "not done" message for a stub that ``fn`` calls (an earlier exercise).
+        then: for a result that is not plain data, a function of ``course_lib`` given the
+            result and the arguments, whose answer is returned instead (at grading it runs
+            in the sandbox beside the learner's code).
     """
     if not callable(fn):
         raise Mismatch(f"expected a function; got {type(fn).__name__}", TYPE)
     if _empty(fn):
         raise NotDone()
     given = [_copied(a) for a in args] if in_place else args
+    context = f" when called {during}" if during else ""
     try:
         if isinstance(fn, Learner):  # at grading: run in the sandbox, plain data back
             result = fn.link.call(fn.handle, given, kwargs, then=then)
@@ -462,18 +387,18 @@ def call(
             result = fn(*given, **kwargs)
             result = then(result, *given) if then else result
     except Stopped:
-        context = f" when called {during}" if during else ""
         why = "os._exit, a crash, or running out of memory"
         message = f"your function stopped the process that ran it{context} ({why})."
         raise Mismatch(message, EXCEPTION) from None
-    except NotImplementedError as e:
-        if _stub_raised(e):  # a stub's `raise NotImplementedError()`, this one's or earlier
-            if unfinished and not _raised_by(fn, e):
-                raise NotDone(unfinished) from None
-            raise NotDone() from None
-        return _crashed(e, during, tip)  # a library's own (no kernel for that dtype, ...)
     except Exception as e:
-        return _crashed(e, during, tip)
+        # A library raises NotImplementedError too (no kernel for a dtype): that is a crash.
+        if isinstance(e, NotImplementedError) and _stub_raised(e):
+            raise NotDone(unfinished if unfinished and not _raised_by(fn, e) else "") from None
+        message = f"your function raised {describe_error(e)}{context}."
+        extra = tip(e) if callable(tip) else tip
+        # A tip names the likely mistake behind the crash; without one, the crash is the news.
+        kind = MISTAKE if extra else EXCEPTION
+        raise Mismatch(f"{message} {extra}" if extra else message, kind) from None
     if in_place and not all(_same(a, b) for a, b in zip(args, given, strict=True)):
         raise Mismatch(in_place, MISTAKE)
     if why := problem(result, "your function's result"):
@@ -482,12 +407,9 @@ def call(
 
 
 def on_cpu(x):
-    """A learner's answer with its tensors on the CPU, where the check's own numbers are.
-
-    A learner may work on a GPU (``.to("cuda")``, ``"mps"``); the verdict is the same. A tensor,
-    a plain tuple or list of them, or a module (copied: the learner's own stays where it is).
-    Anything already on the CPU is returned as it is, the very same object.
-    """
+    """A learner's answer (a tensor, a tuple or list of them, a module) on the CPU, where the
+    check's numbers are, so a GPU gives the same verdict. A module is copied; anything already
+    on the CPU is returned as the very same object."""
     if isinstance(x, torch.Tensor):
         return x.cpu()
     if type(x) in (tuple, list) and any(on_cpu(item) is not item for item in x):
@@ -497,16 +419,6 @@ def on_cpu(x):
         if any(t.device.type != "cpu" for t in tensors):
             return copy.deepcopy(x).cpu()
     return x
-
-
-def _crashed(e: Exception, during: str, tip):
-    """Raise the Mismatch that reports a crash of the learner's function."""
-    context = f" when called {during}" if during else ""
-    message = f"your function raised {describe_error(e)}{context}."
-    extra = tip(e) if callable(tip) else tip
-    # A tip names the likely mistake behind the crash; without one, the crash is the news.
-    kind = MISTAKE if extra else EXCEPTION
-    raise Mismatch(f"{message} {extra}" if extra else message, kind) from None
 
 
 # What a function with no code compiles to, around its `return None`.
@@ -534,10 +446,9 @@ def _stub_raised(e: BaseException) -> bool:
     tb = _last(e)
     if tb is None:
         return True
-    at = next(
-        (i for i in dis.get_instructions(tb.tb_frame.f_code) if i.offset == tb.tb_lasti), None
-    )
-    learners = _is_learners(tb.tb_frame.f_code.co_filename)
+    code = tb.tb_frame.f_code
+    at = next((i for i in dis.get_instructions(code) if i.offset == tb.tb_lasti), None)
+    learners = _is_learners(code.co_filename)
     return learners and (at is None or at.opname in ("RAISE_VARARGS", "RERAISE"))
 
 
