@@ -107,7 +107,8 @@ def save_translator(translator: Translator, path=CHECKPOINT) -> Path:
             "tgt_itos": list(translator.tgt_vocab.itos[4:]),
             "state_dict": state,
             "kernels": describe(),  # e.g. "torch kernels AVX2, MKL_CBWR unset, 1 thread"
-            "processor": processor(),  # with the kernels, what the same bits need
+            "processor": processor(),  # with the kernels and torch, what the same bits need
+            "torch": str(torch.__version__),  # a plain str: weights_only loading refuses others
         },
         path,
     )

@@ -77,6 +77,14 @@ LAYER_NORM = Rules(forbidden=("torch.nn.functional.layer_norm", "torch.nn.LayerN
             "def g(x):\n    return F.layer_norm(x, x.shape[-1:])\n\ndef f(x):\n    return g(x)",
             {"F": F},
         ),
+        (
+            "def f(x):\n    from torch.nn import functional as G\n    return G.layer_norm(x, (2,))",
+            {},
+        ),
+        (
+            "def f(x):\n    import torch.nn.functional\n    return torch.nn.functional.layer_norm(x, (2,))",
+            {},
+        ),
     ],
 )
 def test_a_ruled_out_function_is_found_however_it_is_reached(source, names):
@@ -281,6 +289,8 @@ def test_an_allowed_name_may_be_imported_in_any_form():
         "def f(t):\n    import course_lib.masks as M\n    return M.padding_mask(t, 0)"
     )
     assert broken(rules, aliased) == ""
+    other_inside = "def f(t):\n    from course_lib import masks\n    return masks.causal_mask(4)"
+    assert "`causal_mask`" in broken(rules, learners(other_inside))
     from course_lib import masks
 
     through_module = learners("def f(t):\n    return masks.padding_mask(t, 0)", masks=masks)

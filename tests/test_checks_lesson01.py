@@ -246,7 +246,7 @@ WRONG = [
     ("1.2-attention-path-other", "1.2", (100, 99, 1, 3), ["in one hop"]),
     ("1.2-list", "1.2", ([100, 99], 99, 1, 1), ["`rnn_steps` should be one number"]),
     ("1.3-swapped", "1.3", (recurrent_cost, attention_cost, 1024), ["swapped"]),
-    ("1.3-n-d", "1.3", (lambda n, d: n * d, recurrent_cost, 1024), ["`attention_cost(50, 512)`", "n²·d = 1,280,000", "one pass"]),
+    ("1.3-n-d", "1.3", (lambda n, d: n * d, recurrent_cost, 1024), ["`attention_cost(50, 512)` = 25,600, not 1,280,000", "one pass"]),
     ("1.3-attention-is-recurrent", "1.3", (recurrent_cost, recurrent_cost, 1024), ["`attention_cost(50, 512)`", "other layer's formula"]),
     ("1.3-recurrent-is-attention", "1.3", (attention_cost, attention_cost, 1024), ["`recurrent_cost(50, 512)`", "other layer's formula"]),
     ("1.3-n-squared", "1.3", (lambda n, d: n * n, recurrent_cost, 1024), ["computes n², but each pair costs a d-long dot product"]),
@@ -304,7 +304,7 @@ WRONG = [
     ("1.5-one-gate", "1.5", (lambda d, h: h * (d + h) + 2 * h,), ["four gates", "multiply by 4"]),
     ("1.5-gru", "1.5", (lambda d, h: 3 * h * (d + h) + 6 * h,), ["GRU"]),
     ("1.5-both-directions", "1.5", (lambda d, h: 2 * lstm_parameters(d, h),), ["both directions"]),
-    ("1.5-constant", "1.5", (lambda d, h: 7,), ["= 197,632; got 7", "returns 7 whatever d_in and hidden are"]),
+    ("1.5-constant", "1.5", (lambda d, h: 7,), ["= 7, not 197,632", "returns 7 whatever d_in and hidden are"]),
     ("1.5-other", "1.5", (lambda d, h: 4 * h * (d + h) + 8 * h if d < 100 else 3,), ["`lstm_parameters(256, 128)` should be", "= 197,632; got 3", "4·hidden·d_in (W_ih) + 4·hidden² (W_hh) + 8·hidden"]),
     ("1.6-entries", "1.6", (lambda n, heads=1, layers=1, batch=1: n * n * heads * layers * batch,), ["number of entries", "4 bytes"]),
     ("1.6-float16", "1.6", (lambda n, heads=1, layers=1, batch=1: 2 * n * n * heads * layers * batch,), ["float16"]),
@@ -319,7 +319,7 @@ WRONG = [
     ("1.6-mib", "1.6", (lambda n, heads=1, layers=1, batch=1: attention_bytes(n, heads, layers, batch) / 2**20,), ["in MiB"]),
     ("1.6-gb", "1.6", (lambda n, heads=1, layers=1, batch=1: attention_bytes(n, heads, layers, batch) / 1e9,), ["in GB"]),
     ("1.6-no-keywords", "1.6", (lambda n: 4 * n * n,), ["def attention_bytes(n, heads=1, layers=1, batch=1)"]),
-    ("1.6-constant", "1.6", (lambda n, heads=1, layers=1, batch=1: 5,), ["got 5: your function returns 5 whatever n, heads, layers and batch are"]),
+    ("1.6-constant", "1.6", (lambda n, heads=1, layers=1, batch=1: 5,), ["= 5, not 1,048,576: your function returns 5 whatever n, heads, layers and batch are"]),
     ("1.6-other", "1.6", (lambda n, heads=1, layers=1, batch=1: 4 * n * n * heads * layers * batch + 1,), ["should be 4·n²·heads·layers·batch = 1,048,576; got 1,048,577"]),
     ("1.6-entries-no-batch", "1.6", (lambda n, heads=1, layers=1, batch=1: n * n * heads * layers,), ["number of entries", "batch was ignored"]),
     ("1.6-heads-squared", "1.6", (lambda n, heads=1, layers=1, batch=1: 4 * n * n * heads**2 * layers * batch,), ["heads appears to the power 2"]),
@@ -373,7 +373,7 @@ def one_gate(d, h):
 
 
 LSTM_MISCOUNTS = [
-    pytest.param(one_gate, ["= 197,632; got 49,408", "one gate", "four gates"], id="one-gate"),
+    pytest.param(one_gate, ["= 49,408, not 197,632", "one gate", "four gates"], id="one-gate"),
     pytest.param(lambda d, h: h * (d + h) + h, ["one gate with one bias"], id="one-gate-one-bias"),
     pytest.param(lambda d, h: 4 * h * (d + h) + 4 * h, ["b_ih and b_hh"], id="one-bias"),
     pytest.param(lambda d, h: lstm_parameters(h, d), ["d_in and hidden are swapped"], id="swapped"),

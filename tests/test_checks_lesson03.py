@@ -248,6 +248,7 @@ WRONG_EARLY = _cases([
     ("3.3-inverted", "3.3", (causal_weights(keep=~CAUSAL_4),), ["polarity is inverted"]),
     ("3.3-inverted-1e9", "3.3", (causal_weights(keep=~CAUSAL_4, fill=-1e9),), ["polarity is inverted"]),
     ("3.3-upper-softmax", "3.3", (causal_weights(keep=CAUSAL_4.T),), ["upper triangle"]),
+    ("3.3-halves-up", "3.3", ([[1, 0, 0, 0], [0.5, 0.5, 0, 0], [0.3, 0.3, 0.3, 0], [0.3] * 4],), ["looks rounded to 1 decimal", "2 decimal places"]),
     ("3.3-columns", "3.3", (torch.zeros(4, 4).masked_fill(~CAUSAL_4, NEG_INF).softmax(dim=0),), ["each column sums to 1"]),
     ("3.3-ragged", "3.3", ([[1.0], [0.5, 0.5], [1 / 3] * 3, [0.25] * 4],), ["rows have different lengths"]),
     ("3.2-not-normalised", "3.2", ((SCORES_3_2 / math.sqrt(2)).exp(), 4.34), ["not yet divided by their sum"]),

@@ -225,3 +225,10 @@ def test_a_function_without_return_is_named():
 def test_shape_reading_names_a_transposed_batched_or_permuted_shape(got, expected, words):
     reading = shape_reading(torch.zeros(got), expected)
     assert reading == words or (words and reading.startswith(words))
+
+
+def test_shape_reading_names_a_missing_axis_by_its_letter():
+    assert shape_reading(torch.zeros(4), (4, 4), "(T_q, T_k)") == (
+        "the leading T_q axis, of size 4, is missing."
+    )
+    assert "leading batch axis" in shape_reading(torch.zeros(3, 8), (2, 3, 8), "(B, T, d_model)")

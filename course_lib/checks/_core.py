@@ -116,8 +116,9 @@ class Result:
 @dataclass(frozen=True)
 class Exercise:
     """One exercise: its id ("3.2"), title, the notebook names of its answer (in the order
-    ``check`` takes them; the grader reads the same), verifier, hints (gentle to explicit),
-    kind ("code" or "choice") and rules (what the answer may use)."""
+    ``check`` takes them; the grader reads the same), verifier (given the answers, it returns
+    the success message or raises :class:`NotDone` or :class:`Mismatch`), hints (gentle to
+    explicit), kind ("code" or "choice") and rules (what the answer may use)."""
 
     id: str
     title: str

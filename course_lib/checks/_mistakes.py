@@ -15,12 +15,12 @@ course convention: boolean, True = may attend.
 Families: attention weights (:func:`weight_mistakes`, :func:`softmax_mistakes`,
 :func:`mask_mistakes`, :func:`output_mistakes`), a softmax written by hand
 (:func:`stable_softmax_mistakes`), the positional encoding table (:func:`positional_mistakes`,
-:func:`row_zero_off`),
-the type and shape of what a function returns (:func:`tensor_pair`, :func:`array_pair`,
-:func:`expect_returned`, :func:`expect_tensor`, :func:`expect_array`, :func:`expect_mask`),
-one number (:func:`match_number`), what a softmax's result is mistaken
-for (:func:`softmax_confusions`), a crash on shapes (:func:`keepdims_tip`), what a function
-takes (:func:`expect_parameters`) and counts (:func:`expect_count`, :func:`count_slip`). The
+:func:`row_zero_off`), the type and shape of what a function returns (:func:`tensor_pair`,
+:func:`array_pair`, :func:`expect_returned`, :func:`expect_tensor`, :func:`expect_array`,
+:func:`expect_mask`), a function judged on several inputs (:func:`judge_each`), one number
+(:func:`match_number`), what a softmax's result is mistaken for (:func:`softmax_confusions`),
+a crash on shapes (:func:`keepdims_tip`), what a function takes (:func:`expect_parameters`)
+and counts (:func:`expect_count`, :func:`count_slip`). The
 reference computations they build on (:func:`softmax`, :func:`masked`, :func:`attend`,
 :func:`layer_norm`, :func:`positional_table`) are here too. Layer norm and Add & Norm have
 their own module, :mod:`._norms`.

@@ -14,6 +14,7 @@ changed: writing bumps a tensor's version counter and would break a ``backward()
 has yet to call.
 """
 
+import random
 from collections.abc import Callable
 from contextlib import contextmanager
 
@@ -22,9 +23,34 @@ import torch
 from torch import nn
 from torch.nn.parameter import is_lazy
 
-from ._remote import session_state, set_session_state
-
 _DEPTH = 3  # answers inside tuples, lists and dicts are protected down to this depth
+
+
+# What a call may read and change besides its arguments, each as (read it, put it back): the
+# global random states, the default dtype and grad mode. A check puts them back afterwards
+# (``_purity.untouched``); at grading they travel with each call into the sandbox, and back,
+# where a reply's tuples may have come back as lists.
+_SESSION = (
+    (torch.get_rng_state, torch.set_rng_state),
+    (np.random.get_state, lambda state: np.random.set_state(tuple(state))),
+    (random.getstate, lambda state: random.setstate(_tuples(state))),
+    (torch.get_default_dtype, torch.set_default_dtype),
+    (torch.is_grad_enabled, torch.set_grad_enabled),
+)
+
+
+def session_state() -> list:
+    """The values of :data:`_SESSION`, in its order."""
+    return [read() for read, _ in _SESSION]
+
+
+def set_session_state(state) -> None:
+    for (_, put_back), value in zip(_SESSION, state, strict=True):
+        put_back(value)
+
+
+def _tuples(x):
+    return tuple(_tuples(i) for i in x) if isinstance(x, list | tuple) else x
 
 
 @contextmanager

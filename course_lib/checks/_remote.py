@@ -14,10 +14,6 @@ still a stub, the functions it calls) comes from the sandbox too, through the sa
 
 import functools
 import inspect
-import random
-
-import numpy as np
-import torch
 
 _EMPTY = inspect.Parameter.empty
 
@@ -78,32 +74,6 @@ def stand_in(link, handle, info: dict) -> Learner:
     learner's class), so that a message naming an answer's type reads as in the notebook."""
     kind = str(info.get("type", "function"))
     return _named(kind if kind.isidentifier() else "function")(link, handle, info)
-
-
-# What a call may read and change besides its arguments, each as (read it, put it back): the
-# global random states, the default dtype and grad mode. A check puts them back afterwards
-# (``_purity.untouched``); at grading they travel with each call into the sandbox, and back,
-# where a reply's tuples may have come back as lists.
-_SESSION = (
-    (torch.get_rng_state, torch.set_rng_state),
-    (np.random.get_state, lambda state: np.random.set_state(tuple(state))),
-    (random.getstate, lambda state: random.setstate(_tuples(state))),
-    (torch.get_default_dtype, torch.set_default_dtype),
-    (torch.is_grad_enabled, torch.set_grad_enabled),
-)
-
-
-def session_state() -> list:
-    return [read() for read, _ in _SESSION]
-
-
-def set_session_state(state) -> None:
-    for (_, put_back), value in zip(_SESSION, state, strict=True):
-        put_back(value)
-
-
-def _tuples(x):
-    return tuple(_tuples(i) for i in x) if isinstance(x, list | tuple) else x
 
 
 def signature_of(fn) -> list | None:

@@ -226,16 +226,19 @@ def _read(code: types.CodeType, space: dict) -> tuple[list[tuple[object, str]], 
     """What ``code`` loads, imports and whether it loops, read from its bytecode: the object
     at the end of each global-and-attribute chain, with the name written there (for
     ``F.layer_norm`` the function, not the module; ``co_names`` would also hold attributes:
-    ``model.train`` is no global ``train``); ``import a.b`` and ``from a import b`` as a.b; a
-    loop steps an iterator (FOR_ITER) or jumps back, whatever the jump is called in this Python.
+    ``model.train`` is no global ``train``), chains from names an import inside ``code`` bound
+    included (modules already loaded only: reading imports nothing); ``import a.b`` and ``from
+    a import b`` as a.b; a loop steps an iterator (FOR_ITER) or jumps back, whatever the jump
+    is called in this Python.
     """
     builtins = space.get("__builtins__", {})
     builtins = vars(builtins) if isinstance(builtins, types.ModuleType) else builtins
     ends, imported, loops, chain, module, names, previous = [], set(), False, None, "", (), None
+    bound, binding = {}, None  # local names an import inside the function bound, and to what
     for ins in dis.get_instructions(code):
         op, arg = ins.opname, ins.argval
-        if op in ("LOAD_GLOBAL", "LOAD_NAME"):
-            chain = (space.get(arg, builtins.get(arg)), arg)
+        if op in ("LOAD_GLOBAL", "LOAD_NAME") or (op.startswith("LOAD_FAST") and arg in bound):
+            chain = (bound[arg] if arg in bound else space.get(arg, builtins.get(arg)), arg)
             ends.append(chain)
         elif op in ("LOAD_ATTR", "LOAD_METHOD") and chain is not None:
             chain = (getattr(chain[0], arg, None), f"{chain[1]}.{arg}")
@@ -245,8 +248,17 @@ def _read(code: types.CodeType, space: dict) -> tuple[list[tuple[object, str]], 
         if op == "IMPORT_NAME":  # after LOAD_CONST of its fromlist: None for `import a.b`
             module, names = arg, previous
             imported.add(module)
-        elif op == "IMPORT_FROM" and names:  # (`import a.b as c` fetches b too, but means a.b)
-            imported = imported - {module} | {f"{module}.{arg}"}
+            binding = sys.modules.get(module.partition(".")[0])  # `import a.b` binds a
+        elif op == "IMPORT_FROM":
+            if names:  # (`import a.b as c` fetches b too, but means a.b)
+                imported = imported - {module} | {f"{module}.{arg}"}
+            what = f"{module}.{arg}" if names else module
+            binding = sys.modules.get(what, getattr(sys.modules.get(module), arg, None))
+        elif op in ("STORE_FAST", "STORE_NAME", "STORE_DEREF", "STORE_GLOBAL"):
+            if binding is None:  # the name now holds something else
+                bound.pop(arg, None)
+            else:
+                bound[arg], binding = binding, None
         previous = arg if op == "LOAD_CONST" else None
         loops |= op == "FOR_ITER" or ("JUMP" in op and isinstance(arg, int) and arg <= ins.offset)
     return [(obj, name) for obj, name in ends if obj is not None], imported, loops

@@ -75,11 +75,13 @@ def whole_number(name: str, x, why: str = "a count is a whole number") -> int:
 DIVISION = "a count is a whole number: a division where a product belongs?"
 
 
-def whole_count(name: str, x) -> int:
-    """A computed count as an int; a fraction is named as a division where a product belongs."""
+def whole_count(name: str, x, example: str = "") -> int:
+    """A computed count as an int; a fraction is named as a division where a product belongs
+    (``example``: one the lesson's formula invites, "d_model / d_ff for d_model * d_ff")."""
     number = float(one_number(name, x, finite=False))
     if math.isfinite(number) and number != int(number):
-        raise Mismatch(f"`{name}` = {number:,.10g}: {DIVISION}", MISTAKE)
+        said = f"`{name}` = {number:,}: {DIVISION}"  # every digit shown: 3.0000000001, not 3
+        raise Mismatch(f"{said} ({example})" if example else said, MISTAKE)
     return whole_number(name, number)
 
 
@@ -93,21 +95,25 @@ def expect_shape(
         said = f"`{name}` should have shape {named}{tuple(shape)}; got {tuple(x.shape)}"
         if tuple(shape) == ():
             said = f"`{name}` should be one number; got shape {tuple(x.shape)}"
-        if shapes is not None and (why := shapes.get(tuple(x.shape)) or shape_reading(x, shape)):
+        if shapes is not None and (
+            why := shapes.get(tuple(x.shape)) or shape_reading(x, shape, letters)
+        ):
             raise Mismatch(f"{said}: {why}", MISTAKE)
         raise Mismatch(said, SHAPE)
 
 
-def shape_reading(got, expected: tuple[int, ...]) -> str | None:
-    """What a wrong shape most likely means: transposed, a batch axis too many or missing, or
-    the right sizes in another order."""
+def shape_reading(got, expected: tuple[int, ...], letters: str = "") -> str | None:
+    """What a wrong shape most likely means: transposed, a leading axis too many or missing
+    (named by ``letters``, "(B, T, d_model)", if given), or the right sizes in another order."""
     got, expected = tuple(got.shape), tuple(expected)
+    first = letters.strip("()").split(",")[0].strip() if letters else ""
+    axis = "batch axis" if first in ("", "B") else f"{first} axis"
     if len(got) == 2 and got == expected[::-1]:
         return "transposed?"
     if got == (1, *expected):
         return "drop the leading batch axis of size 1."
     if len(expected) > 1 and got == expected[1:]:
-        return f"the leading batch axis, of size {expected[0]}, is missing."
+        return f"the leading {axis}, of size {expected[0]}, is missing."
     if sorted(got) == sorted(expected):
         return "the axes are out of order: check which axes your transpose or permute swaps."
     return None
@@ -267,15 +273,25 @@ def diagnose(
 
 
 def _too_coarse(name: str, got: torch.Tensor, expected: torch.Tensor) -> str | None:
-    """A message if ``got`` is ``expected`` rounded to 0 or 1 decimals, coarser than the policy."""
+    """A message if ``got`` is ``expected`` rounded (halves up or to even) or cut to 0 or 1
+    decimals, coarser than the policy. A grid of 0s and 1s is not read as rounded to 0
+    decimals: a one-hot where weights belong is a mistake of its own."""
     for decimals in range(2):
-        rounded = torch.round(expected, decimals=decimals)
-        if rounded.any() and torch.allclose(got, rounded, atol=1e-6):
-            return (
-                f"`{name}` looks rounded to {decimals} decimal(s), too coarse here: a number "
-                "passes when it agrees with the reference to 2 decimal places or 3 significant "
-                "figures (or is not rounded at all)."
-            )
+        scale = 10.0**decimals
+        for how, rounded in (
+            ("rounded", torch.round(expected, decimals=decimals)),
+            ("rounded", torch.sign(expected) * torch.floor(expected.abs() * scale + 0.5) / scale),
+            ("cut", torch.trunc(expected * scale) / scale),
+        ):
+            zeros_and_ones = bool(((rounded == 0) | (rounded == 1)).all())
+            if decimals == 0 and zeros_and_ones and expected.numel() > 1:
+                continue
+            if rounded.any() and torch.allclose(got, rounded, atol=1e-6):
+                return (
+                    f"`{name}` looks {how} to {decimals} decimal(s), too coarse here: a number "
+                    "passes when it agrees with the reference to 2 decimal places or 3 "
+                    "significant figures (or is not rounded at all)."
+                )
     return None
 
 

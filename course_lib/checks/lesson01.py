@@ -206,12 +206,14 @@ def costs(attention_cost, recurrent_cost, crossover_n) -> str:
 
 def _judge_counts(said: list[str], got: list[float], right: list[float], formula, slip) -> None:
     """A Mismatch at the first call ``said[i]`` whose count is off: a flipped sign, the slip
-    that ``slip()`` names, a fraction, else the ``formula`` and its value."""
+    that ``slip()`` names, a fraction, else the ``formula`` and its value (only then: a named
+    slip needs no formula, and the formula would answer the exercise)."""
     if got != right:
         i = next(i for i, (g, r) in enumerate(zip(got, right, strict=True)) if g != r)
-        wrong = f"`{said[i]}` should be {formula} = {_num(right[i])}; got {_num(got[i])}"
-        why = _misread(got, right, slip())
-        raise Mismatch(f"{wrong}: {why}" if why else f"{wrong}.", MISTAKE if why else DIFFERENCE)
+        if why := _misread(got, right, slip()):
+            raise Mismatch(f"`{said[i]}` = {_num(got[i])}, not {_num(right[i])}: {why}", MISTAKE)
+        wrong = f"`{said[i]}` should be {formula} = {_num(right[i])}; got {_num(got[i])}."
+        raise Mismatch(wrong, DIFFERENCE)
 
 
 _COST_PARTS = {  # what each factor of a layer's cost is, for a formula that gets it wrong

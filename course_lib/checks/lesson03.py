@@ -65,7 +65,10 @@ def _causal_mistakes(T: int) -> list:
         (~ones.tril(), "True marks the future: True means may attend (on and below the diagonal)."),
         (ones.triu(), upper),
         (ones.tril(-1), "the diagonal is masked (False): a token sees itself (j ≤ i, not j < i)."),
-        (ones.tril(1), "query i sees key i + 1, the very next token: one diagonal too high."),
+        (
+            ones.tril(1),
+            "query i sees key i + 1, the very next token: one diagonal too high. Keep keys j ≤ i.",
+        ),
         (ones, "everything is True: nothing is hidden."),
         (~ones, "everything is False: no query may attend to anything."),
     ]

@@ -37,7 +37,8 @@ def _counts(name: str, fn, cases: list[tuple], during, unfinished=None) -> list[
     counts = []
     for case in cases:
         result = call(fn, *case, during=during(case), unfinished=unfinished)
-        counts.append(whole_count(f"{name}{case}", expect_returned(name, result)))
+        answer = expect_returned(name, result)
+        counts.append(whole_count(f"{name}{case}", answer, "d_model / d_ff for d_model * d_ff"))
     return counts
 
 

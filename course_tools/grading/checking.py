@@ -39,7 +39,8 @@ import torch
 
 from course_lib.checks import FAILED, NOT_DONE
 from course_lib.checks._plain import NotPlain, loads
-from course_lib.checks._remote import Learner, Stopped, session_state, set_session_state, stand_in
+from course_lib.checks._purity import session_state, set_session_state
+from course_lib.checks._remote import Learner, Stopped, stand_in
 from course_lib.lesson_format import choice_letter
 
 from . import sandbox

@@ -47,10 +47,10 @@ class Server:
         import numpy as np
         import torch
 
-        from course_lib.checks import EXERCISES, _core, _plain, _remote
+        from course_lib.checks import EXERCISES, _core, _plain, _purity, _remote
 
         self.np, self.torch, self.exercises = np, torch, EXERCISES
-        self.core, self.plain, self.remote = _core, _plain, _remote
+        self.core, self.plain, self.remote, self.purity = _core, _plain, _remote, _purity
         self.folder, self.objects, self.loaded, self.sources = folder, {}, None, {}
         self.namespace = namespace  # the kernel's own, when it serves
         self.id = os.urandom(4).hex()
@@ -146,7 +146,7 @@ class Server:
                     p.grad = g
             elif isinstance(arg, self.torch.Tensor) and grad is not None:
                 arg.grad = grad
-        self.remote.set_session_state(state)
+        self.purity.set_session_state(state)
         before = [self.snapshot(a) for a in args]
         reply = {}
         try:
@@ -158,7 +158,7 @@ class Server:
         changed = [not self.unchanged(a, b) for a, b in zip(args, before, strict=True)]
         after = [self.state_of(a) if c else None for a, c in zip(args, changed, strict=True)]
         reply["arguments"] = self.blob(self.plain.dumps(after))
-        state = self.plain.encode(self.remote.session_state(), self.register)
+        state = self.plain.encode(self.purity.session_state(), self.register)
         reply["state"] = self.blob(self.plain.dumps(state))
         return reply
 
