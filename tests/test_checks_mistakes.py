@@ -34,7 +34,7 @@ from course_lib.checks._mistakes import (
     weight_mistakes,
 )
 from course_lib.checks._norms import add_and_norm_mistakes, layer_norm_mistakes
-from course_lib.checks._tensors import as_tensor, match, shape_reading
+from course_lib.checks._tensors import as_tensor, match, shape_reading, whole_count, whole_number
 
 G = np.random.default_rng(0)
 SCORES = G.normal(size=(2, 5, 6)) * 2  # (B, T_q, T_k), T_q != T_k
@@ -232,3 +232,10 @@ def test_shape_reading_names_a_missing_axis_by_its_letter():
         "the leading T_q axis, of size 4, is missing."
     )
     assert "leading batch axis" in shape_reading(torch.zeros(3, 8), (2, 3, 8), "(B, T, d_model)")
+
+
+def test_a_count_that_is_not_whole_shows_its_fraction():
+    with pytest.raises(Mismatch, match=r"= 3\.0000000001: a count is a whole number"):
+        whole_number("n", 3.0000000001)
+    with pytest.raises(Mismatch, match=r"= 1,280,000\.5: a count is a whole number: a division"):
+        whole_count("n", 1_280_000.5)

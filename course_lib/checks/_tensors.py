@@ -67,7 +67,7 @@ def whole_number(name: str, x, why: str = "a count is a whole number") -> int:
     """The answer as an int; a Mismatch, saying ``why``, unless it is one whole number."""
     number = float(one_number(name, x, finite=False))
     if not math.isfinite(number) or number != int(number):
-        raise Mismatch(f"`{name}` = {number:g}: {why}.", TYPE)
+        raise Mismatch(f"`{name}` = {number:,}: {why}.", TYPE)  # every digit, as whole_count
     return int(number)
 
 
