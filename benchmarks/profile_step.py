@@ -78,13 +78,20 @@ def compare(size: str, steps: int):
     operation it runs is counted to: whatever else the machine does affects both alike."""
     import warnings
 
-    from training_throughput import SIZES, TorchTransformer, Transformer, random_batch, train_step
+    from training_throughput import (
+        SIZES,
+        TorchTransformer,
+        Transformer,
+        adam,
+        random_batch,
+        train_step,
+    )
 
     warnings.filterwarnings("ignore", category=UserWarning, module="torch")
     c, batch, length = SIZES[size]
     torch.manual_seed(0)
     models = {"ours": Transformer(c).train(), "nn.Transformer": TorchTransformer(c).train()}
-    optimizers = {name: torch.optim.Adam(m.parameters(), lr=1e-4) for name, m in models.items()}
+    optimizers = {name: adam(m) for name, m in models.items()}
     g = torch.Generator().manual_seed(0)
 
     def both():

@@ -17,8 +17,9 @@ logits and gradients (up to rounding) with less work:
   backward (slow with PyTorch's portable kernels) and dropout's.
 - **Fewer passes over the data elsewhere**: each mask becomes once per step the 0 or -inf that
   attention adds to its scores, in the same operation that scales them; a residual's dropout
-  and sum are one ``addcmul``; the layers' weights are used without the modules' argument
-  checks (``forward`` checked the inputs).
+  and sum are one ``addcmul``; each attention's heads are copied once into the layout its
+  batched products read, not by each product, forward and backward; the layers' weights are
+  used without the modules' argument checks (``forward`` checked the inputs).
 
 What differs from the reference path: the last bits (products over other numbers of rows),
 and dropout masks drawn for the real positions only, so one seed trains close but not
@@ -173,6 +174,9 @@ class _Mask(NamedTuple):
 def _keys_first(q, k, v, mask, p):
     """:func:`~course_lib.attention_speed.keys_first`, masked by adding 0 or -inf to the
     scores in the same operation that scales them."""
+    # The heads are views with the batch and head axes apart in memory, which each batched
+    # product copies, again in the backward pass; copied once here, they are read in place.
+    q, k, v = q.contiguous(), k.contiguous(), v.contiguous()
     scores_t = torch.add(mask.bias_t, k @ q.transpose(-2, -1), alpha=q.shape[-1] ** -0.5)
     weights_t = scores_t.softmax(dim=-2)  # (B, H, T_k, T_q)
     if mask.has_key is not None:
