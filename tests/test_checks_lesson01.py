@@ -1,7 +1,8 @@
 """Tests of the lesson 1 checks (``course_lib/checks/lesson01.py``).
 
-For every exercise: the reference answer and equally valid variants pass, the lesson's stub is
-"not done", and typical wrong answers fail with the message that names the mistake.
+For every exercise: the reference answer and equally valid variants pass, and typical wrong
+answers fail with the message that names the mistake. The lesson's own stubs are tested in
+``test_checks_stubs.py``.
 """
 
 import re
@@ -163,33 +164,11 @@ def test_the_right_option_is_not_the_longest(exercise_id):
     assert len(options[right]) <= 1.5 * statistics.median(others), options
 
 
-# The lesson's stubs are "not done" ----------------------------------------------------------------
+# Unfinished answers are "not done" (the lesson's own stubs: test_checks_stubs.py) -------------
 
 
 def two_argument_stub(a, b):
     raise NotImplementedError()
-
-
-def attention_bytes_stub(n, heads=1, layers=1, batch=1):
-    raise NotImplementedError()
-
-
-STUBS = {
-    "1.1": (None,),
-    "1.2": (None, None, None, None),
-    "1.3": (two_argument_stub, two_argument_stub, None),
-    "1.4": (two_argument_stub,),
-    "1.5": (two_argument_stub,),
-    "1.6": (attention_bytes_stub,),
-    "1.7": (None,),
-}
-
-
-@pytest.mark.parametrize("exercise_id", list(LESSON_1))
-def test_the_lessons_stub_is_not_done(exercise_id):
-    result = check(exercise_id, *STUBS[exercise_id])
-    assert result.status == NOT_DONE, result.message
-    assert "# YOUR CODE HERE" in result.message
 
 
 def test_one_unfinished_function_is_enough_to_be_not_done():

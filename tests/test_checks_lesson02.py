@@ -1,8 +1,9 @@
 """Tests of the lesson 2 checks (``course_lib/checks/lesson02.py``).
 
-For every exercise: the reference answer and equally valid variants pass, the lesson's stub
-is "not done", typical mistakes fail with the right diagnosis, and near misses fail with a
-message saying how far off they are. Answers are written the way a learner would write them.
+For every exercise: the reference answer and equally valid variants pass, typical mistakes fail
+with the right diagnosis, and near misses fail with a message saying how far off they are.
+Answers are written the way a learner would write them. The lesson's own stubs are tested in
+``test_checks_stubs.py``.
 """
 
 import math
@@ -13,7 +14,7 @@ import numpy as np
 import pytest
 import torch
 
-from course_lib.checks import EXERCISES, FAILED, NOT_DONE, PASSED, check, exercises
+from course_lib.checks import FAILED, NOT_DONE, PASSED, check, exercises
 from course_lib.checks.lesson02 import sampling_error
 
 
@@ -179,18 +180,7 @@ def test_no_answer_to_2_1_gives_away_the_dot_product_of_2_2(letter):
     assert "-8" not in message and "−8" not in message, message
 
 
-# The lesson's stubs are "not done" ---------------------------------------------------------------
-
-STUBS = {"2.1": (None,), "2.2": (None,) * 3, "2.3": (None,) * 4, "2.4": (None,) * 3}
-STUBS["2.5"] = (None, None)
-
-
-@pytest.mark.parametrize("exercise_id", [e.id for e in exercises(2)])
-def test_the_lessons_stub_is_not_done(exercise_id):
-    result = check(exercise_id, *STUBS[exercise_id])
-    assert result.status == NOT_DONE
-    assert "# YOUR CODE HERE" in result.message
-    assert all(f"`{name}`" in result.message for name in EXERCISES[exercise_id].names)
+# Unfinished answers are "not done" (the lesson's own stubs: test_checks_stubs.py) -------------
 
 
 def test_a_half_finished_answer_is_not_done_and_names_what_is_missing():

@@ -1,8 +1,9 @@
 """Tests of the lesson 3 checks (``course_lib/checks/lesson03.py``).
 
-For every exercise: the reference answer and an equally valid variant pass, the lesson's stub
-is "not done", typical mistakes fail with the right diagnosis, and near misses fail with a
-message saying how far off they are. Answers are written the way a learner would write them.
+For every exercise: the reference answer and an equally valid variant pass, typical mistakes
+fail with the right diagnosis, and near misses fail with a message saying how far off they are.
+Answers are written the way a learner would write them. The lesson's own stubs are tested in
+``test_checks_stubs.py``.
 """
 
 import math
@@ -14,7 +15,7 @@ import torch
 import torch.nn.functional as F
 from typical_answers import forgets_return
 
-from course_lib.checks import EXERCISES, FAILED, NOT_DONE, PASSED, check, exercises
+from course_lib.checks import FAILED, NOT_DONE, PASSED, check, exercises
 
 NEG_INF = float("-inf")
 
@@ -156,49 +157,6 @@ def test_every_exercise_has_a_right_answer_above():
 def test_success_messages_carry_the_worked_numbers(exercise_id, words):
     answers = next(p.values[1] for p in RIGHT if p.values[0] == exercise_id)
     assert words in check(exercise_id, *answers()).message
-
-
-# The lesson's stubs are "not done" --------------------------------------------------------------
-
-
-def attention_stub(q, k, v, mask=None):
-    raise NotImplementedError()
-
-
-def make_causal_mask_stub(T):
-    raise NotImplementedError()
-
-
-def make_padding_mask_stub(tokens, pad_id):
-    raise NotImplementedError()
-
-
-def make_decoder_mask_stub(tgt, pad_id):
-    raise NotImplementedError()
-
-
-def mean_max_weight_stub(std, n=10_000, seed=0):
-    raise NotImplementedError()
-
-
-STUBS = {
-    "3.1": (None,),
-    "3.2": (None, None),
-    "3.3": (None,),
-    "3.4": (attention_stub,),
-    "3.5": (mean_max_weight_stub,),
-    "3.6": (make_causal_mask_stub,),
-    "3.7": (make_padding_mask_stub,),
-    "3.8": (make_decoder_mask_stub,),
-}
-
-
-@pytest.mark.parametrize("exercise_id", [e.id for e in exercises(3)])
-def test_the_lessons_stub_is_not_done(exercise_id):
-    result = check(exercise_id, *STUBS[exercise_id])
-    assert result.status == NOT_DONE
-    assert "# YOUR CODE HERE" in result.message
-    assert all(f"`{name}`" in result.message for name in EXERCISES[exercise_id].names)
 
 
 # Typical mistakes fail with the right diagnosis: 3.1 to 3.3 -------------------------------------

@@ -1,8 +1,8 @@
 """Tests of the lesson 5 checks (``course_lib/checks/lesson05.py``).
 
-For every exercise: the reference answer and equally valid variants pass, the lesson's stub
-is "not done", and typical mistakes fail with a message that names them. Answers are written
-the way a learner would write them.
+For every exercise: the reference answer and equally valid variants pass, and typical mistakes
+fail with a message that names them. Answers are written the way a learner would write them. The
+lesson's own stubs are tested in ``test_checks_stubs.py``.
 """
 
 import math
@@ -14,7 +14,7 @@ from typical_answers import forgets_return
 from verdicts import fails
 
 from course_lib.attention import scaled_dot_product_attention
-from course_lib.checks import EXERCISES, FAILED, NOT_DONE, PASSED, check, exercises, lesson05
+from course_lib.checks import EXERCISES, FAILED, PASSED, check, exercises, lesson05
 from course_lib.checks._core import DIFFERENCE, EXCEPTION, MISTAKE, RULE, SHAPE, TYPE
 from course_lib.positional import sinusoidal_encoding
 
@@ -182,31 +182,6 @@ def test_every_exercise_of_lesson_5_has_a_right_answer_above():
 def test_success_messages_carry_the_worked_numbers(exercise_id, words):
     answers = next(p.values[1] for p in RIGHT if p.values[0] == exercise_id)
     assert words in check(exercise_id, *answers()).message
-
-
-# The lesson's stubs are "not done" ---------------------------------------------------------
-
-
-def stub(*args):
-    raise NotImplementedError()
-
-
-STUBS = {
-    "5.1": (None,),
-    "5.2": (None, None, None, None),
-    "5.3": (stub,),
-    "5.4": (None, None, None),
-    "5.5": (stub,),
-    "5.6": (None, None, None),
-}
-
-
-@pytest.mark.parametrize("exercise_id", [e.id for e in exercises(5)])
-def test_the_lessons_stub_is_not_done(exercise_id):
-    result = check(exercise_id, *STUBS[exercise_id])
-    assert result.status == NOT_DONE
-    assert "# YOUR CODE HERE" in result.message
-    assert all(f"`{name}`" in result.message for name in EXERCISES[exercise_id].names)
 
 
 # Typical mistakes fail with the right diagnosis --------------------------------------------

@@ -1,7 +1,7 @@
 """Tests of the lesson 7 checks (``course_lib/checks/lesson07.py`` and ``lesson07_training.py``).
 
-For every exercise: the model answer passes, the lesson's stub is "not done", and typical
-mistakes fail with a message that names them.
+For every exercise: the model answer passes, and typical mistakes fail with a message that names
+them. The lesson's own stubs are tested in ``test_checks_stubs.py``.
 """
 
 import math
@@ -15,7 +15,7 @@ import torch.nn.functional as F
 from torch import nn
 from typical_answers import forgets_return
 
-from course_lib.checks import EXERCISES, FAILED, NOT_DONE, PASSED, check, exercises
+from course_lib.checks import EXERCISES, FAILED, PASSED, check, exercises
 from course_lib.checks._core import DIFFERENCE, MISTAKE, RULE, SHAPE, TYPE
 from course_lib.checks.lesson07_training import FAMILY_TASKS
 from course_lib.data import PAD_ID
@@ -143,21 +143,6 @@ def test_the_success_messages_carry_the_course_numbers():
     assert "52.42%" in check("7.4", parameter_breakdown).message
     assert "0.4493" in check("7.8", 0.4493, 0.5968).message
     assert "0.5968" in check("7.8", 0.4493, 0.5968).message
-
-
-def stub(*args, **kwargs):
-    raise NotImplementedError()
-
-
-@pytest.mark.parametrize("exercise", exercises(7), ids=lambda e: e.id)
-def test_the_lessons_stub_is_not_done(exercise):
-    answers = [
-        None if exercise.kind == "choice" or exercise.id in {"7.2", "7.8", "7.9", "7.10"} else stub
-        for _ in exercise.names
-    ]
-    result = check(exercise.id, *answers)
-    assert result.status == NOT_DONE
-    assert "# YOUR CODE HERE" in result.message
 
 
 def variant(fn, **kwargs):

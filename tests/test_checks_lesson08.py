@@ -1,9 +1,9 @@
 """Tests of the project's checks (``course_lib/checks/lesson08.py``).
 
-For every exercise: the reference answer and equally valid variants pass, the lesson's stub is
-"not done", typical mistakes fail with the right diagnosis, and a function that calls an
-unfinished or wrong project function is told to fix that one first. Answers are written the
-way a learner would write them, in numpy.
+For every exercise: the reference answer and equally valid variants pass, typical mistakes fail
+with the right diagnosis, and a function that calls an unfinished or wrong project function is
+told to fix that one first. Answers are written the way a learner would write them, in numpy.
+The lesson's own stubs are tested in ``test_checks_stubs.py``.
 """
 
 import numpy as np
@@ -141,18 +141,8 @@ def test_importing_the_checks_leaves_the_global_rng_alone():
     assert np.random.rand() == expected
 
 
-# The lesson's stubs are "not done" -------------------------------------------------------------
-
-
 def _stub(*args, **kwargs):
     raise NotImplementedError()
-
-
-@pytest.mark.parametrize("exercise", exercises(8), ids=lambda e: e.id)
-def test_the_lessons_stub_is_not_done(exercise):
-    result = check(exercise.id, None if exercise.kind == "choice" else _stub)
-    assert result.status == NOT_DONE
-    assert "# YOUR CODE HERE" in result.message and f"`{exercise.names[0]}`" in result.message
 
 
 # Typical mistakes fail with the right diagnosis --------------------------------------------------
