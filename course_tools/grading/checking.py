@@ -115,9 +115,19 @@ class Link:
             if self.stop_kernel is not None:
                 self.stop_kernel()
         if self.process is not None:
-            self.process.kill()
+            if self.sandboxed:  # bwrap's process group, not bwrap alone: in its first
+                # milliseconds bwrap has neither given the sandbox's first process the go-ahead
+                # it waits for, nor tied that process's life to its own (--die-with-parent);
+                # killed then, bwrap would leave it waiting for ever. Later, it ends with bwrap.
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(self.process.pid, signal.SIGKILL)
+            else:
+                self.process.kill()
             self.process.wait()
-            self.process = None
+            for stream in (self.process.stdin, self.process.stdout):  # a server that started
+                with contextlib.suppress(OSError):  # all the same ends at the end of its input
+                    stream.close()
+            self.process = self.requests = self.replies = None
 
     def start(self) -> None:
         """Start a server process now (it loads the answers at its first request)."""
@@ -136,6 +146,7 @@ class Link:
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
             env=environment,
+            process_group=0 if self.sandboxed else None,  # for stop(): bwrap and its first child
         )
         self.requests, self.replies = self.process.stdin, self.process.stdout
 
@@ -441,11 +452,12 @@ def evaluate(
     except RuntimeError as e:
         why = f"its answers could not be read from the sandbox: {e}"
         return {e_.id: {"status": FAILED, "message": why, "trouble": why} for e_ in exercises}
-    results = {}
+    results, stale = {}, False
     for exercise in exercises:
+        if stale:  # the last child was killed, or left the server mid-request: a fresh one,
+            link.stop()  # started here, not in this exercise's child, where it would end with
+            link.start()  # it; and only when an exercise follows, which will use it
         task = partial(check_one, exercise, answers, sources, (moves or {}).get(exercise.id))
         results[exercise.id] = isolated(task, timeout)
-        if results[exercise.id].get("trouble") or link.ended():  # killed, or left mid-request
-            link.stop()
-            link.start()  # here, not in the next exercise's child, where it would end with it
+        stale = bool(results[exercise.id].get("trouble")) or link.ended()
     return results
