@@ -144,7 +144,7 @@ def compare(name: str, steps: int) -> float:
     verdict = "meets goal" if ratio >= GOAL else "MISSES goal"
     print(
         f"  {name:4s} ({n_ours:,} parameters, batch {batch} x {length}): ours {ms_ours:.1f} ms/step, "
-        f"nn.Transformer {ms_theirs:.1f} ms/step, throughput ratio {ratio:.2f} "
+        f"nn.Transformer {ms_theirs:.1f} ms/step, throughput ratio {ratio:.3f} "
         f"(goal >= {GOAL}: {verdict})"
     )
     return ratio
@@ -172,11 +172,11 @@ def each_setting(args):
         found = re.findall(r"^\s+(\w+) .*throughput ratio ([\d.]+)", done.stdout, re.MULTILINE)
         ratios[setting] = {size: float(ratio) for size, ratio in found}
     print(f"\nThroughput ratio, ours / nn.Transformer (goal >= {GOAL} at every setting):")
-    print(f"  {'setting':8s} " + " ".join(f"{size:>5s}" for size in args.sizes))
+    print(f"  {'setting':8s} " + " ".join(f"{size:>6s}" for size in args.sizes))
     for setting, by_size in ratios.items():
-        print(f"  {setting:8s} " + " ".join(f"{by_size[size]:5.2f}" for size in args.sizes))
+        print(f"  {setting:8s} " + " ".join(f"{by_size[size]:6.3f}" for size in args.sizes))
     worst = min((r for by_size in ratios.values() for r in by_size.values()), default=0)
-    print(f"  lowest {worst:.2f}: {'meets goal' if worst >= GOAL else 'MISSES goal'}")
+    print(f"  lowest {worst:.3f}: {'meets goal' if worst >= GOAL else 'MISSES goal'}")
 
 
 def main():
