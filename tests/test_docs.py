@@ -2,7 +2,7 @@
 of the Makefile, every ``python -m MODULE`` a module that runs, and every relative link leads to
 a file of the repository and, where it names one, to a heading of that file."""
 
-import importlib.util
+import importlib.machinery
 import re
 from pathlib import Path
 
@@ -55,12 +55,26 @@ def make_targets(makefile: Path = ROOT / "Makefile") -> set[str]:
 def runnable(module: str) -> bool:
     """Whether ``python -m module`` runs something: a package with a ``__main__`` module, or a
     module that acts when run as the main one."""
-    spec = importlib.util.find_spec(module)
+    spec = find(module)
     if spec is None:
         return False
     if spec.submodule_search_locations is not None:
-        return importlib.util.find_spec(f"{module}.__main__") is not None
+        return find(f"{module}.__main__") is not None
     return spec.origin is not None and "__main__" in Path(spec.origin).read_text(encoding="utf-8")
+
+
+def find(module: str):
+    """Where ``module`` is on sys.path, found without importing it or its packages. (Importing
+    pip, or asking the import hooks for it, turns setuptools' distutils hook off for the rest of
+    the process on Python 3.11, and a later ``import setuptools``, which torch 2.5's optimizers
+    make, then fails.)"""
+    spec, path, parts = None, None, module.split(".")
+    for depth in range(1, len(parts) + 1):
+        spec = importlib.machinery.PathFinder.find_spec(".".join(parts[:depth]), path)
+        if spec is None:
+            return None
+        path = spec.submodule_search_locations
+    return spec
 
 
 def slug(heading: str) -> str:

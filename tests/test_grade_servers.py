@@ -45,11 +45,12 @@ def _left_after(folder: Path, seconds: float) -> list[int]:
 
 
 def test_a_sandboxed_server_stopped_as_it_starts_leaves_no_process(tmp_path):
-    """bwrap killed in its first milliseconds leaves its sandbox's first process waiting for
-    ever, unless that process is killed with it: a grader may stop a server it has just
-    started (grading interrupted, a request that failed at once). The window is a few
-    milliseconds wide, where depends on the machine: stopped after 0 to 10 ms, many of these
-    servers fell in it on a 2-core machine before the whole process group was killed."""
+    """bwrap killed in its first milliseconds leaves its sandbox's first process behind,
+    waiting for ever or (once in a session of its own) starting the server, which ends only
+    when it reads its closed input, seconds later where importing torch is slow: a grader may
+    stop a server it has just started (grading interrupted, a request that failed at once).
+    The window is a few milliseconds wide, where depends on the machine: stopped after 0 to
+    10 ms, many of these servers fell in it on a 2-core machine."""
     if why := sandbox.cannot_start():
         pytest.skip(why)
     folder = tmp_path / "submission"

@@ -58,6 +58,33 @@ class Lost(RuntimeError):
     """The sandbox's server gave no reply: it ended, or wrote what is not a reply."""
 
 
+def _kill_sandbox(pid: int) -> None:
+    """Kill bwrap ``pid`` and its sandbox, however far it has got. In its first milliseconds
+    bwrap has not yet tied the sandbox's first process to its own life (--die-with-parent):
+    killed alone then, it would leave that process running on, in its process group or, once
+    it has a session of its own (--new-session), outside it. So bwrap is stopped (it starts
+    nothing more), its children are killed (the first one takes the sandbox with it), then its
+    process group."""
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(pid, signal.SIGSTOP)
+        for child in _children(pid):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(child, signal.SIGKILL)
+        os.killpg(pid, signal.SIGKILL)
+
+
+def _children(pid: int) -> list[int]:
+    """The processes whose parent is ``pid`` (from /proc: ``stat``'s fourth field)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        with contextlib.suppress(OSError, ValueError):
+            if entry.name.isdigit():
+                stat = (entry / "stat").read_text()  # pid (name) state ppid ...
+                if int(stat.rpartition(")")[2].split()[1]) == pid:
+                    found.append(int(entry.name))
+    return found
+
+
 class Link:
     """The grader's end of a submission's sandbox server: requests in, plain data out.
 
@@ -115,12 +142,8 @@ class Link:
             if self.stop_kernel is not None:
                 self.stop_kernel()
         if self.process is not None:
-            if self.sandboxed:  # bwrap's process group, not bwrap alone: in its first
-                # milliseconds bwrap has neither given the sandbox's first process the go-ahead
-                # it waits for, nor tied that process's life to its own (--die-with-parent);
-                # killed then, bwrap would leave it waiting for ever. Later, it ends with bwrap.
-                with contextlib.suppress(ProcessLookupError):
-                    os.killpg(self.process.pid, signal.SIGKILL)
+            if self.sandboxed:
+                _kill_sandbox(self.process.pid)
             else:
                 self.process.kill()
             self.process.wait()
