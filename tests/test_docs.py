@@ -4,6 +4,8 @@ a file of the repository and, where it names one, to a heading of that file."""
 
 import importlib.machinery
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -134,6 +136,19 @@ def test_a_command_that_does_not_exist_is_found():
     assert PYTHON_M.findall(pieces[1]) == ["no.such.module"]
     assert "no-such-target" not in make_targets() and not runnable("no_such_module")
     assert runnable("course_tools.authoring") and runnable("course_tools.site")
+
+
+def test_looking_for_pip_leaves_the_session_able_to_import_setuptools():
+    """A module is found without importing it or asking the import hooks: otherwise a later
+    ``import setuptools`` in the same test process fails (see ``find``)."""
+    if find("setuptools") is None:
+        pytest.skip("setuptools is not installed here")
+    code = (
+        "import runpy, sys; assert runpy.run_path('tests/test_docs.py')['runnable']('pip'); "
+        "import setuptools; print('pip' in sys.modules)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
+    assert (done.returncode, done.stdout) == (0, "False\n"), done.stderr[-600:]
 
 
 @pytest.mark.parametrize("page, link", LINKS, ids=[f"{p}:{link}" for p, link in LINKS])
