@@ -418,7 +418,7 @@ WRONG_WALKS = _cases([
     ("scores-sqrt-d_model", _walk_as(scale=lambda raw, d_k, D: raw / math.sqrt(D)), ["stage 'scores'", "√d_model", "√d_k = √4"]),
     ("scores-divided-by-d_k", _walk_as(scale=lambda raw, d_k, D: raw / d_k), ["stage 'scores'", "divided by d_k = 4"]),
     ("scores-after-softmax", _walk_with(scores=lambda s, x, ws, H: s["scores"].softmax(-1)), ["stage 'scores'", "after the softmax"]),
-    ("scores-queries-twice", _walk_with(scores=lambda s, x, ws, H: s["q_heads"] @ s["q_heads"].transpose(-2, -1) / 2), ["stage 'scores'", "compare x @ w_q with x @ w_q"]),
+    ("scores-queries-twice", _walk_with(scores=lambda s, x, ws, H: s["q_heads"] @ s["q_heads"].transpose(-2, -1) / 2), ["stage 'scores'", "compare x @ w_q with x @ w_q", "the keys, x @ w_k"]),
     ("scores-no-heads", _walk_with(scores=lambda s, x, ws, H: s["scores"].mean(1)), ["stage 'scores'", "`scores` should have shape (2, 3, 5, 5); got (2, 5, 5)", "one T x T score matrix per head"]),
     ("heads-no-softmax", _walk_as(weigh=lambda s: s), ["stage 'heads'", "no softmax"]),
     ("heads-softmax-over-queries", _walk_as(weigh=lambda s: s.softmax(dim=-2)), ["stage 'heads'", "each column sums to 1"]),

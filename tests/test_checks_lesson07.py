@@ -96,13 +96,30 @@ def library():
     return enc, enc(torch.randn(10, 32, 512))
 
 
-def training_step(model, optimizer, scheduler, src, tgt, *, causal=True, smoothing=0.1, clip=True):
-    tgt_in, tgt_out = tgt[:, :-1], tgt[:, 1:]
+def training_step(
+    model,
+    optimizer,
+    scheduler,
+    src,
+    tgt,
+    *,
+    causal=True,
+    smoothing=0.1,
+    clip=True,
+    src_mask=True,
+    ignore=PAD_ID,
+    reduction="mean",
+    shifted=True,
+):
+    """The model answer of 7.11; each keyword set otherwise makes one slip."""
+    tgt_in, tgt_out = (tgt[:, :-1], tgt[:, 1:]) if shifted else (tgt[:, 1:], tgt[:, :-1])
     tgt_mask = target_mask(tgt_in, PAD_ID) if causal else None
-    logits = model(src, tgt_in, src_mask=padding_mask(src, PAD_ID), tgt_mask=tgt_mask)
-    loss = nn.CrossEntropyLoss(label_smoothing=smoothing, ignore_index=PAD_ID)(
-        logits.reshape(-1, logits.shape[-1]), tgt_out.reshape(-1)
+    src_mask = padding_mask(src, PAD_ID) if src_mask else None
+    logits = model(src, tgt_in, src_mask=src_mask, tgt_mask=tgt_mask)
+    criterion = nn.CrossEntropyLoss(
+        label_smoothing=smoothing, ignore_index=ignore, reduction=reduction
     )
+    loss = criterion(logits.reshape(-1, logits.shape[-1]), tgt_out.reshape(-1))
     optimizer.zero_grad()
     loss.backward()
     if clip:
@@ -251,6 +268,12 @@ WRONG = [
     ("7.11", (variant(training_step, causal=False),), ["no causal mask"]),
     ("7.11", (variant(training_step, smoothing=0.0),), ["label smoothing"]),
     ("7.11", (variant(training_step, clip=False),), ["not clipped"]),
+    # Four more slips of a hand-written step: the source padding left visible, the padding
+    # counted in the loss, the loss summed over the tokens, the target shifted the wrong way.
+    ("7.11", (variant(training_step, src_mask=False),), ["source padding is visible"]),
+    ("7.11", (variant(training_step, ignore=-100),), ["padding counts in the loss"]),
+    ("7.11", (variant(training_step, reduction="sum"),), ["sum over the tokens"]),
+    ("7.11", (variant(training_step, shifted=False),), ["the shift is the wrong way round"]),
     ("7.12", ("a",), ["(a) is not the best answer"]),
 ]
 

@@ -388,18 +388,15 @@ def _stages(x, ws, H) -> dict[str, torch.Tensor]:
     return dict(zip(names, stages, strict=True))
 
 
-_VECTORS = {"x @ w_q": 0, "x @ w_k": 1, "x @ w_v": 2, "x itself (not projected)": None}
-
-
 def _score_mistakes(x, ws, H) -> list:
     """Scaled scores (B, H, T, T) gone wrong: the heads split along the wrong axis, the scale,
-    the weights applied as x @ w.T, the vectors compared."""
+    the weights applied as x @ w.T, keys and queries swapped, queries twice."""
     D, Dk = x.shape[-1], x.shape[-1] // H
     q, k = (_split(x @ w, H) for w in ws[:2])
     raw, root = q @ k.mT, math.sqrt(Dk)
     q_p, k_p = ((x @ w).reshape(q.shape) for w in ws[:2])  # whole positions per head
     q_t, k_t = (_split(x @ w.T, H) for w in ws[:2])  # nn.Linear's convention, x @ w.T
-    mistakes = [
+    return [
         (q_p @ k_p.mT / root, _SAY["axis"]),
         (
             raw / math.sqrt(D),
@@ -411,15 +408,11 @@ def _score_mistakes(x, ws, H) -> list:
         (raw * root, "you multiplied by √d_k; divide by it."),
         (q_t @ k_t.mT / root, _SAY["w.T"]),
         (k @ q.mT / root, _SAY["k q"]),
+        (
+            q @ q.mT / root,
+            "the scores compare x @ w_q with x @ w_q: compare the queries with the keys, x @ w_k.",
+        ),
     ]
-    vectors = {name: x if i is None else x @ ws[i] for name, i in _VECTORS.items()}
-    for (a, q_src), (b, k_src) in itertools.product(vectors.items(), repeat=2):
-        if (a, b) != ("x @ w_q", "x @ w_k"):
-            compared = f"the scores compare {a} with {b}: compare the queries x @ w_q with the "
-            mistakes.append(
-                (_split(q_src, H) @ _split(k_src, H).mT / root, compared + "keys x @ w_k.")
-            )
-    return mistakes
 
 
 # 4.7 (lab L4.A) The parameter comparison ---------------------------------------------------------
@@ -533,7 +526,7 @@ def _stage_mistakes(x, ws, H) -> dict[str, list]:
         *softmax_confusions(scaled),
         *[(attend(scaled, axis=a), _SAY["dim"].format(what, a)) for a, what in axes.items()],
     ]
-    values = {name: x if i is None else x @ ws[i] for name, i in _VECTORS.items() if i != 2}
+    values = {"x @ w_q": x @ w_q, "x @ w_k": x @ w_k, "x itself (not projected)": x}
     return {
         "x": [],
         "q": [
