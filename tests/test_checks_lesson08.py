@@ -229,15 +229,20 @@ def ffn_with(make):
 
 
 def encoder_with(**changes):
-    """The reference layer with one step changed: "pe", "res1", "res2", "norms" or "final"."""
+    """The reference layer with one step changed: "pe", "res1", "res2", "norms" (swapped),
+    "one_norm" (gamma1 and beta1 twice), "ffn_of_x", "res2_of_x", "no_ffn" or "final"."""
 
     def layer(embeddings, p):
         x = embeddings + (0 if changes.get("pe") else encode_positions(*embeddings.shape))
         attn = self_attention(x, p.w_q, p.w_k, p.w_v)[0]
         n1, n2 = ((p.gamma2, p.beta2), (p.gamma1, p.beta1)) if changes.get("norms") else (
             (p.gamma1, p.beta1), (p.gamma2, p.beta2))  # fmt: skip
+        n2 = n1 if changes.get("one_norm") else n2
         x1 = layer_norm((0 if changes.get("res1") else x) + attn, *n1)
-        y = (0 if changes.get("res2") else x1) + feed_forward(x1, p.w1, p.b1, p.w2, p.b2)
+        if changes.get("no_ffn"):
+            return x1
+        ffn = feed_forward(x if changes.get("ffn_of_x") else x1, p.w1, p.b1, p.w2, p.b2)
+        y = (0 if changes.get("res2") else x if changes.get("res2_of_x") else x1) + ffn
         return y if changes.get("final") else layer_norm(y, *n2)
 
     return layer
@@ -295,6 +300,7 @@ WRONG = [
     ("8.7-no-norm", "8.7", lambda x, s, g, b, eps=1e-5: x + s, ["not normalised"]),
     ("8.7-norm-then-add", "8.7", lambda x, s, g, b, eps=1e-5: x + layer_norm(s, g, b, eps), ["adds first, then normalises"]),
     ("8.8-no-relu", "8.8", ffn_with(lambda x, w1, b1, w2, b2, r: (x @ w1 + b1) @ w2 + b2), ["ReLU is missing"]),
+    ("8.8-relu-on-output", "8.8", ffn_with(lambda x, w1, b1, w2, b2, r: r((x @ w1 + b1) @ w2 + b2)), ["the ReLU is on the output", "between the two layers"]),
     ("8.8-relu-on-output-too", "8.8", ffn_with(lambda x, w1, b1, w2, b2, r: r(r(x @ w1 + b1) @ w2 + b2)), ["ReLU on the output too"]),
     ("8.8-no-b1", "8.8", ffn_with(lambda x, w1, b1, w2, b2, r: r(x @ w1) @ w2 + b2), ["non-zero biases", "b1 is missing"]),
     ("8.8-no-b2", "8.8", ffn_with(lambda x, w1, b1, w2, b2, r: r(x @ w1 + b1) @ w2), ["b2 is missing"]),
@@ -304,6 +310,10 @@ WRONG = [
     ("8.9-no-residual-1", "8.9", encoder_with(res1=True), ["first residual is missing"]),
     ("8.9-no-residual-2", "8.9", encoder_with(res2=True), ["second residual is missing"]),
     ("8.9-norms-swapped", "8.9", encoder_with(norms=True), ["5 tokens", "parameters are swapped"]),
+    ("8.9-one-norm-twice", "8.9", encoder_with(one_norm=True), ["both LayerNorms use gamma1 and beta1"]),
+    ("8.9-ffn-of-x", "8.9", encoder_with(ffn_of_x=True), ["the FFN reads x; it reads x1"]),
+    ("8.9-residual-of-x", "8.9", encoder_with(res2_of_x=True), ["the second residual adds x"]),
+    ("8.9-no-ffn", "8.9", encoder_with(no_ffn=True), ["the FFN sub-layer is missing"]),
     ("8.9-no-final-norm", "8.9", encoder_with(final=True), ["second LayerNorm is missing"]),
     ("8.9-pre-norm", "8.9", encoder_pre_norm, ["pre-norm order"]),
     ("8.9-pair", "8.9", lambda e, p: (encoder_layer(e, p), None), ["return only the output"]),

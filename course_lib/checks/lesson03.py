@@ -650,7 +650,6 @@ def _decoder_mistakes(tgt_in, pad_id, target) -> list:
         (keys, f"padding is hidden, but every query still sees the tokens after it, {leak}"),
         (causal | keys, either),
         (causal & queries, f"the padding mask hides query rows: {rows}"),
-        (causal & keys & queries, f"the padding mask hides query rows too: {rows}"),
         *((c & keys, f"the causal part is off: {why}") for c, why in _causal_mistakes(len(causal))),
         (~(causal & keys), "the polarity is inverted: True means may attend."),
         (torch.ones_like(causal), "nothing is hidden: that is the bug."),
