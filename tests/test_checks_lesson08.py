@@ -242,7 +242,8 @@ def encoder_with(**changes):
         if changes.get("no_ffn"):
             return x1
         ffn = feed_forward(x if changes.get("ffn_of_x") else x1, p.w1, p.b1, p.w2, p.b2)
-        y = (0 if changes.get("res2") else x if changes.get("res2_of_x") else x1) + ffn
+        residual = x if changes.get("res2_of_x") else x1
+        y = (0 if changes.get("res2") else residual) + ffn
         return y if changes.get("final") else layer_norm(y, *n2)
 
     return layer
