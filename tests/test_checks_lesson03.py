@@ -671,6 +671,7 @@ MORE_WRONG = _cases([
     ("3.3-next-token", "3.3", lambda: (causal_weights(keep=torch.ones(4, 4, dtype=torch.bool).tril(1)),), ["one diagonal too high"]),
     ("3.3-log-softmax", "3.3", lambda: (torch.zeros(4, 4).masked_fill(~CAUSAL_4, NEG_INF).log_softmax(-1),), ["log-probabilities"]),
     ("3.4-scaled-by-T_q", "3.4", lambda: (_scaled_by(lambda q, k, v: q.shape[-2]),), ["scaled by √5", "T_q"]),
+    ("3.4-scaled-by-T_k", "3.4", lambda: (_scaled_by(lambda q, k, v: k.shape[-2]),), ["scaled by √6", "T_k, the number of keys"]),
     ("3.4-scaled-by-batch", "3.4", lambda: (_scaled_by(lambda q, k, v: q.shape[0]),), ["scaled by √2", "batch size"]),
     ("3.4-scaled-by-d_v", "3.4", lambda: (_scaled_by(lambda q, k, v: v.shape[-1]),), ["scaled by √3", "d_v"]),
     ("3.4-numpy", "3.4", lambda: (numpy_output,), ["the output is a ndarray", "torch tensors"]),

@@ -482,6 +482,7 @@ def test_a_block_on_a_right_6_3_passes_6_5():
 
 MISCOUNTS_6_3 = [
     (_ffn(lambda d, f, b: 2 * d * f + f * b), ["b_2 has d_model entries", "no d_model"]),
+    (_ffn(lambda d, f, b: 2 * d * f + d * b), ["b_1 is missing", "no d_ff term"]),
     (_ffn(lambda d, f, b: 2_099_712), ["whatever the sizes"]),
     (lambda d_model, d_ff, bias=None: 2 * d_model * d_ff + (d_model + d_ff) * (bias is True),
      ["default should be bias=True"]),

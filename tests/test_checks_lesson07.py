@@ -180,6 +180,11 @@ def scheduler_from_zero(optimizer):
     )
 
 
+def scheduler_on_its_own_optimizer(optimizer):
+    own = torch.optim.Adam(nn.Linear(2, 2).parameters(), lr=1.0)
+    return torch.optim.lr_scheduler.LambdaLR(own, lambda s: noam_lr(s + 1))
+
+
 def families_with(**changes):
     answer = dict(FAMILIES)
     for task, family in changes.items():
@@ -234,6 +239,11 @@ WRONG = [
     ),
     ("7.6", (lambda t, cls_id=1: t.index_fill(1, torch.tensor([0]), 1),), ["overwriting"]),
     ("7.6", (lambda t, cls_id=1: prepend_cls(t).float(),), ["torch.long"]),
+    (
+        "7.6",
+        (lambda t, cls_id=1: prepend_cls(prepend_cls(t, cls_id), cls_id),),
+        ["two CLS columns"],
+    ),
     ("7.7", (lr_without_d_model, make_scheduler), ["no d_model factor", "d_model^-0.5"]),
     ("7.7", (lr_with_max, make_scheduler), ["max(...) where the formula has min(...)"]),
     ("7.7", (noam_lr, scheduler_from_zero), ["update 4001", "step + 1"]),
@@ -529,8 +539,12 @@ def test_the_slips_of_the_warmup_rate_are_named_7_7(noam, words):
         (lambda o: torch.optim.lr_scheduler.LambdaLR(o, lambda n: noam_lr(n)), ["pass step + 1"]),
         (lambda o: torch.optim.lr_scheduler.LambdaLR(o, lambda n: noam_lr(n - 1)), ["step + 1"]),
         (lambda o: torch.optim.lr_scheduler.LambdaLR(o, lambda n: noam_lr(1)), ["never changes"]),
+        (
+            scheduler_on_its_own_optimizer,
+            ["the learning rate stays 1.0", "drive the optimizer it is given"],
+        ),
     ],
-    ids=["step 0", "step -1", "constant"],
+    ids=["step 0", "step -1", "constant", "own optimizer"],
 )
 def test_a_scheduler_that_starts_at_step_0_is_named_7_7(scheduler, words):
     result = check("7.7", noam_lr, scheduler)
