@@ -160,6 +160,7 @@ bench: $(VENV)/.dev        ## print the speed figures recorded in benchmarks/REA
 	$(BIN)/python benchmarks/profile_step.py
 	$(BIN)/python benchmarks/attention_speed.py
 	$(BIN)/python benchmarks/training_throughput.py
+	$(BIN)/python benchmarks/step_ablation.py
 	$(BIN)/python benchmarks/lesson7_budget.py
 	$(BIN)/python benchmarks/train_translator.py
 	$(BIN)/python benchmarks/widget_redraw.py
