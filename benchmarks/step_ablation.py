@@ -7,8 +7,8 @@ profiler: course_lib's step (A), the same step without the part (B) and ``nn.Tra
 (C), in turn on the same batches. The stand-ins compute a different model; they only bound what
 any faster version of the part could save, and the ratio C/B is the most that would give.
 
-- dropout draws: each dropout mask of the training path drawn once and reused (no random numbers, no
-  comparisons; the multiplications stay);
+- dropout draws: each dropout mask of the training path drawn once and reused (no random
+  numbers, no comparisons; the multiplications stay);
 - feed-forward masks: the feed-forward network without ReLU and dropout, ``w_2(w_1(x))``;
 - both at once.
 
