@@ -26,37 +26,32 @@ from unittest import mock
 import torch
 from training_throughput import SIZES, TorchTransformer, Transformer, adam, random_batch, train_step
 
-from course_lib import fast_training
+from course_lib import dropout, fast_training
 
 
-def reused(function):
-    """``function(x, p)``, drawn once for the most rows of each row shape and p and returned
-    again, its first rows cloned (the callers may change it in place). The encoder's packed rows
-    vary in number from batch to batch; the first draw of the most rows serves every later one."""
+def reused(kept):
+    """:func:`course_lib.dropout.kept`, drawn once for the most rows of each row shape and p and
+    returned again, its first rows cloned (the callers change the mask in place). The encoder's
+    packed rows vary in number from batch to batch; the draw of the most rows serves them all."""
     done = {}
 
     def again(x, p):
         key = (tuple(x.shape[1:]), p)
-        if key not in done or _rows(done[key]) < len(x):
-            done[key] = function(x, p)
-        first = done[key]
-        if isinstance(first, torch.Tensor):
-            return first[: len(x)].clone()
-        return first[0][: len(x)].clone(), first[1]
+        if key not in done or len(done[key][0]) < len(x):
+            done[key] = kept(x, p)
+        keep, scale = done[key]
+        return keep[: len(x)].clone(), scale
 
     return again
 
 
-def _rows(drawn) -> int:
-    return len(drawn if isinstance(drawn, torch.Tensor) else drawn[0])
-
-
-PATCHES = {
-    "dropout draws": {
-        "kept": reused(fast_training.kept),
-        "scaled_mask": reused(fast_training.scaled_mask),
+_KEPT = reused(dropout.kept)
+PATCHES = {  # part -> {(module, name): stand-in}
+    # fast_training imports kept by name; dropout.scaled_mask looks it up in its own module
+    "dropout draws": {(fast_training, "kept"): _KEPT, (dropout, "kept"): _KEPT},
+    "feed-forward masks": {
+        (fast_training, "_feed_forward"): lambda ffn, x: ffn.w_2(ffn.w_1(x)),
     },
-    "feed-forward masks": {"_feed_forward": lambda ffn, x: ffn.w_2(ffn.w_1(x))},
 }
 PATCHES["both"] = {**PATCHES["dropout draws"], **PATCHES["feed-forward masks"]}
 
@@ -76,8 +71,8 @@ def step_ms(without: str, steps: int) -> tuple[float, float, float]:
         for j, (model, optimizer) in enumerate(zip(models, optimizers, strict=True)):
             with ExitStack() as patches:
                 if j == 1:
-                    for name, stand_in in PATCHES[without].items():
-                        patches.enter_context(mock.patch.object(fast_training, name, stand_in))
+                    for (module, name), stand_in in PATCHES[without].items():
+                        patches.enter_context(mock.patch.object(module, name, stand_in))
                 seconds = train_step(model, optimizer, batch_)
             if i >= 5:  # the first steps warm up allocators and kernels
                 times[j].append(seconds)
@@ -97,7 +92,7 @@ def main():
     for part in PATCHES:
         a, b, c = step_ms(part, args.steps)
         print(
-            f"  without {part:18s}: A {a:6.1f} ms, B {b:6.1f} ms ({(a - b) / a:5.1%} less), "
+            f"  without {part:18s}: A {a:6.1f} ms, B {b:6.1f} ms (saved {(a - b) / a:+.1%}), "
             f"C {c:6.1f} ms; ratio C/A {c / a:.3f}, C/B {c / b:.3f}"
         )
 
